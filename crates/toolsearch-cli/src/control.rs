@@ -1,0 +1,81 @@
+//! `toolsearch control`: one control call against a catalog file.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use toolsearch::config::{Surface, load_config};
+use toolsearch::{Engine, Settings, catalog::load_catalog_file};
+
+use crate::EXIT_TOOL_ERROR;
+
+#[derive(Debug, Args)]
+pub struct ControlArgs {
+    /// Static catalog file (JSON).
+    #[arg(long, value_name = "FILE")]
+    catalog: PathBuf,
+    /// Gateway config (TOML); its surface, [search] and [names] apply.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Surface: toolsearch, toolproxy or capabilities.
+    #[arg(long, value_name = "S")]
+    surface: Option<String>,
+    /// Largest page (1..=100).
+    #[arg(long, value_name = "N")]
+    max_results: Option<usize>,
+    /// Largest response in bytes (1024..=32768).
+    #[arg(long, value_name = "N")]
+    max_search_bytes: Option<usize>,
+    /// Control name, e.g. discover_tools.
+    name: String,
+    /// The control's arguments, a JSON object.
+    args_json: String,
+}
+
+pub fn run(a: ControlArgs) -> anyhow::Result<ExitCode> {
+    let mut settings = match &a.config {
+        Some(path) => load_config(path)?.settings,
+        None => Settings::default(),
+    };
+    if let Some(s) = &a.surface {
+        match Surface::parse(s) {
+            Some(s) => settings = settings.with_surface(s),
+            None => bail!("--surface {s:?} is not one of toolsearch, toolproxy, capabilities"),
+        }
+    }
+    if let Some(n) = a.max_results {
+        settings = settings.with_max_results(n);
+    }
+    if let Some(n) = a.max_search_bytes {
+        settings = settings.with_max_search_bytes(n);
+    }
+    let arguments: serde_json::Value = serde_json::from_str(&a.args_json)
+        .with_context(|| format!("ARGS_JSON is not valid JSON ({:?})", a.args_json))?;
+    let label = a.catalog.display().to_string();
+    let sources = load_catalog_file(&a.catalog)?.into_sources(&label, false);
+    let engine = Engine::new(settings, &sources)?;
+    let Some(out) = engine.handle_control(&a.name, &arguments) else {
+        let names: Vec<String> = engine
+            .control_definitions()
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        if names.is_empty() {
+            bail!("the catalog has no grouped tools, so there are no controls");
+        }
+        bail!(
+            "{:?} is not a control; the controls are: {}",
+            a.name,
+            names.join(", ")
+        );
+    };
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", out.json).context("writing to stdout")?;
+    Ok(if out.is_error {
+        ExitCode::from(EXIT_TOOL_ERROR)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

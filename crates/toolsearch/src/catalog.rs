@@ -1,0 +1,129 @@
+//! The catalog model: tools, groups, sources, and the directory snapshot built from them.
+
+pub mod directory;
+pub mod file;
+pub mod name;
+pub mod schema_text;
+
+use serde_json::{Map, Value};
+
+pub use directory::{Catalog, Directory, DirectoryError, GroupEntry, ToolEntry, ToolId};
+pub use file::{CatalogFile, CatalogFileError, load_catalog_file, parse_catalog};
+pub use name::canonical_name;
+
+/// One tool as a source describes it (the shape of an MCP `tools/list` entry).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolDef {
+    /// Local name, unique inside its group.
+    pub name: String,
+    /// Full description (may be empty).
+    pub description: String,
+    /// JSON Schema of the arguments; always an object.
+    pub input_schema: Map<String, Value>,
+    /// JSON Schema of the structured result, when the source declares one.
+    pub output_schema: Option<Map<String, Value>>,
+}
+
+impl ToolDef {
+    /// A tool with an empty object input schema and no output schema.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input_schema: empty_object_schema(),
+            output_schema: None,
+        }
+    }
+
+    /// Sets the input schema.
+    pub fn with_input_schema(mut self, schema: Map<String, Value>) -> Self {
+        self.input_schema = schema;
+        self
+    }
+
+    /// Sets the output schema.
+    pub fn with_output_schema(mut self, schema: Map<String, Value>) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+}
+
+/// `{"type":"object","properties":{}}`, the schema of a tool that declares none.
+pub fn empty_object_schema() -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("type".into(), Value::String("object".into()));
+    m.insert("properties".into(), Value::Object(Map::new()));
+    m
+}
+
+/// A model-facing group a source places its tools in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GroupSpec {
+    /// Group name (see [`name::group_name_problem`]).
+    pub name: String,
+    /// What the group is for; shown when listing groups.
+    pub description: String,
+}
+
+impl GroupSpec {
+    /// A group with a name and a description.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+        }
+    }
+}
+
+/// How a source's tools reach the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Presentation {
+    /// Behind the controls, in a group.
+    Group(GroupSpec),
+    /// As ordinary top-level tools.
+    Direct,
+}
+
+/// What one source yields: a name, where its tools go, its guidance and its tools.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SourceTools {
+    /// Source name (unique among sources), used in messages.
+    pub source: String,
+    /// Where the tools are presented.
+    pub presentation: Presentation,
+    /// The source's guidance, returned with full definitions only.
+    pub instructions: Vec<String>,
+    /// The tools.
+    pub tools: Vec<ToolDef>,
+}
+
+impl SourceTools {
+    /// A source whose tools live in `group`.
+    pub fn grouped(source: impl Into<String>, group: GroupSpec, tools: Vec<ToolDef>) -> Self {
+        Self {
+            source: source.into(),
+            presentation: Presentation::Group(group),
+            instructions: Vec::new(),
+            tools,
+        }
+    }
+
+    /// A source whose tools are listed directly.
+    pub fn direct(source: impl Into<String>, tools: Vec<ToolDef>) -> Self {
+        Self {
+            source: source.into(),
+            presentation: Presentation::Direct,
+            instructions: Vec::new(),
+            tools,
+        }
+    }
+
+    /// Sets the source's instructions.
+    pub fn with_instructions(mut self, instructions: Vec<String>) -> Self {
+        self.instructions = instructions;
+        self
+    }
+}

@@ -1,0 +1,505 @@
+//! The directory: an immutable, validated snapshot of every source's tools, indexed for search.
+//!
+//! Grouped tools are stored sorted by canonical name, so a tool's index ([`ToolId`]) is its rank
+//! in the canonical-name tie break, and each group's tools are one contiguous range (an escaped
+//! group never contains `__`, so `<escaped group>__` prefixes exactly that group's tools).
+
+use std::collections::{HashMap, hash_map::Entry};
+use std::fmt;
+use std::ops::Range;
+use std::sync::{Arc, RwLock};
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::name::{canonical_name, group_description_problem, group_name_problem};
+use super::schema_text::{SchemaText, schema_text};
+use super::{Presentation, SourceTools, ToolDef};
+use crate::search::keyword::KeywordIndex;
+use crate::text::summary_description;
+
+/// Index of a grouped tool in [`Directory::tools`] (its canonical-name rank).
+pub type ToolId = u32;
+
+/// One grouped tool with everything the controls and the search need, computed once.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ToolEntry {
+    /// Index of its group in [`Directory::groups`].
+    pub group: u32,
+    /// Local name.
+    pub name: String,
+    /// Canonical name (`<escaped group>__<name>`).
+    pub canonical: String,
+    /// Full description.
+    pub description: String,
+    /// Description as summaries show it.
+    pub summary: String,
+    /// Input schema.
+    pub input_schema: Arc<Map<String, Value>>,
+    /// Output schema, when declared.
+    pub output_schema: Option<Arc<Map<String, Value>>>,
+    /// The source's instructions.
+    pub instructions: Arc<[String]>,
+    /// Name of the source that yields it.
+    pub source: Arc<str>,
+    /// Searchable text of the input schema.
+    pub schema_text: SchemaText,
+    pub(crate) input_schema_json: Box<RawValue>,
+    pub(crate) output_schema_json: Option<Box<RawValue>>,
+}
+
+/// One group: name, description, and its tools' range in [`Directory::tools`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct GroupEntry {
+    /// Group name.
+    pub name: String,
+    /// Group description.
+    pub description: String,
+    /// Its tools, as a range of [`ToolId`]s.
+    pub tools: Range<ToolId>,
+    /// Names of the sources placing tools here.
+    pub sources: Vec<String>,
+}
+
+/// A direct tool (listed as an ordinary top-level tool).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DirectEntry {
+    /// The tool as its source declared it.
+    pub def: ToolDef,
+    /// Name of the source that yields it.
+    pub source: Arc<str>,
+}
+
+/// A validated, indexed snapshot of the catalog.
+#[derive(Debug)]
+pub struct Directory {
+    groups: Vec<GroupEntry>,
+    tools: Vec<ToolEntry>,
+    direct: Vec<DirectEntry>,
+    group_by_name: HashMap<String, u32>,
+    tool_by_canonical: HashMap<String, ToolId>,
+    index: KeywordIndex,
+}
+
+/// Everything wrong with a set of sources, each problem with its location.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct DirectoryError {
+    /// `(location, problem)` pairs, in source order.
+    pub problems: Vec<(String, String)>,
+}
+
+impl fmt::Display for DirectoryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (loc, msg)) in self.problems.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{loc}: {msg}")?;
+        }
+        Ok(())
+    }
+}
+
+struct Pending {
+    group_key: String,
+    def: ToolDef,
+    instructions: Arc<[String]>,
+    source: Arc<str>,
+}
+
+impl Directory {
+    /// Validates the sources and builds the snapshot; reports every problem found. Several
+    /// [`SourceTools`] may carry the same source name (a catalog file yields one per group).
+    pub fn build(sources: &[SourceTools]) -> Result<Self, DirectoryError> {
+        let mut problems = Vec::new();
+        // group name -> (description, first source, sources)
+        let mut groups: HashMap<String, (String, String, Vec<String>)> = HashMap::new();
+        let mut local_names: HashMap<(String, String), String> = HashMap::new();
+        let mut direct_names: HashMap<String, String> = HashMap::new();
+        let mut pending = Vec::new();
+        let mut direct = Vec::new();
+
+        for src in sources {
+            let sloc = format!("source {:?}", src.source);
+            let source: Arc<str> = Arc::from(src.source.as_str());
+            match &src.presentation {
+                Presentation::Group(g) => {
+                    let gloc = format!("{sloc}: group {:?}", g.name);
+                    let mut group_ok = true;
+                    for p in [
+                        group_name_problem(&g.name),
+                        group_description_problem(&g.description),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    {
+                        problems.push((gloc.clone(), p));
+                        group_ok = false;
+                    }
+                    if !group_ok {
+                        continue;
+                    }
+                    match groups.entry(g.name.clone()) {
+                        Entry::Vacant(v) => {
+                            v.insert((
+                                g.description.clone(),
+                                src.source.clone(),
+                                vec![src.source.clone()],
+                            ));
+                        }
+                        Entry::Occupied(mut o) => {
+                            let (desc, first, srcs) = o.get_mut();
+                            if *desc != g.description {
+                                problems.push((
+                                    gloc.clone(),
+                                    format!(
+                                        "source {first:?} already describes this group differently; \
+                                         sources sharing a group must use the same description"
+                                    ),
+                                ));
+                                continue;
+                            }
+                            srcs.push(src.source.clone());
+                        }
+                    }
+                    let instructions: Arc<[String]> = src.instructions.clone().into();
+                    for (i, def) in src.tools.iter().enumerate() {
+                        let tloc = format!("{gloc}: tools[{i}] ({:?})", def.name);
+                        if let Some(p) = tool_name_problem(&def.name) {
+                            problems.push((tloc, p));
+                            continue;
+                        }
+                        match local_names.entry((g.name.clone(), def.name.clone())) {
+                            Entry::Occupied(o) => {
+                                problems.push((
+                                    tloc,
+                                    format!(
+                                        "tool name is already used in this group (by source {:?})",
+                                        o.get()
+                                    ),
+                                ));
+                                continue;
+                            }
+                            Entry::Vacant(v) => {
+                                v.insert(src.source.clone());
+                            }
+                        }
+                        pending.push(Pending {
+                            group_key: g.name.clone(),
+                            def: def.clone(),
+                            instructions: instructions.clone(),
+                            source: source.clone(),
+                        });
+                    }
+                }
+                Presentation::Direct => {
+                    for (i, def) in src.tools.iter().enumerate() {
+                        let tloc = format!("{sloc}: tools[{i}] ({:?})", def.name);
+                        if let Some(p) = tool_name_problem(&def.name) {
+                            problems.push((tloc, p));
+                            continue;
+                        }
+                        if let Some(other) =
+                            direct_names.insert(def.name.clone(), src.source.clone())
+                        {
+                            problems.push((
+                                tloc,
+                                format!("direct tool name is already used by source {other:?}"),
+                            ));
+                            continue;
+                        }
+                        direct.push(DirectEntry {
+                            def: def.clone(),
+                            source: source.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(DirectoryError { problems });
+        }
+
+        let mut group_names: Vec<&String> = groups.keys().collect();
+        group_names.sort();
+        let group_by_name: HashMap<String, u32> = group_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| ((*n).clone(), i as u32))
+            .collect();
+
+        let mut with_canonical: Vec<(String, Pending)> = pending
+            .into_iter()
+            .map(|p| (canonical_name(&p.group_key, &p.def.name), p))
+            .collect();
+        with_canonical.sort_by(|a, b| a.0.cmp(&b.0));
+
+        let mut tools = Vec::with_capacity(with_canonical.len());
+        let mut tool_by_canonical = HashMap::with_capacity(with_canonical.len());
+        let mut ranges: Vec<Range<ToolId>> = vec![0..0; group_names.len()];
+        let mut first_seen = vec![false; group_names.len()];
+        for (id, (canonical, p)) in with_canonical.into_iter().enumerate() {
+            let id = id as ToolId;
+            let group = group_by_name[&p.group_key];
+            let r = &mut ranges[group as usize];
+            if !first_seen[group as usize] {
+                *r = id..id;
+                first_seen[group as usize] = true;
+            }
+            debug_assert_eq!(r.end, id, "group tools are contiguous");
+            r.end = id + 1;
+            tool_by_canonical.insert(canonical.clone(), id);
+            tools.push(make_entry(group, canonical, p));
+        }
+
+        let groups: Vec<GroupEntry> = group_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let (description, _, sources) = &groups[*n];
+                GroupEntry {
+                    name: (*n).clone(),
+                    description: description.clone(),
+                    tools: ranges[i].clone(),
+                    sources: sources.clone(),
+                }
+            })
+            .collect();
+        let index = KeywordIndex::build(&tools, &groups);
+        Ok(Self {
+            groups,
+            tools,
+            direct,
+            group_by_name,
+            tool_by_canonical,
+            index,
+        })
+    }
+
+    /// Groups, sorted by name.
+    pub fn groups(&self) -> &[GroupEntry] {
+        &self.groups
+    }
+
+    /// Grouped tools, sorted by canonical name.
+    pub fn tools(&self) -> &[ToolEntry] {
+        &self.tools
+    }
+
+    /// Direct tools, in source order.
+    pub fn direct(&self) -> &[DirectEntry] {
+        &self.direct
+    }
+
+    /// A group's index by name.
+    pub fn group_index(&self, name: &str) -> Option<u32> {
+        self.group_by_name.get(name).copied()
+    }
+
+    /// A tool by group and exact local name.
+    pub fn tool_id(&self, group: &str, tool: &str) -> Option<ToolId> {
+        self.group_by_name.get(group)?;
+        self.tool_by_canonical
+            .get(&canonical_name(group, tool))
+            .copied()
+    }
+
+    /// A tool by id.
+    pub fn tool(&self, id: ToolId) -> &ToolEntry {
+        &self.tools[id as usize]
+    }
+
+    /// The group a tool lives in.
+    pub fn group_of(&self, id: ToolId) -> &GroupEntry {
+        &self.groups[self.tools[id as usize].group as usize]
+    }
+
+    /// The keyword index.
+    pub fn keyword_index(&self) -> &KeywordIndex {
+        &self.index
+    }
+}
+
+/// Why a local tool name is not valid, or `None`. Names are free text (catalogs such as
+/// ToolBench use spaces) but must be non-blank, at most 128 characters, without control
+/// characters.
+fn tool_name_problem(name: &str) -> Option<String> {
+    if name.trim().is_empty() {
+        return Some("tool name is empty".into());
+    }
+    if name.chars().count() > 128 {
+        return Some("tool name is longer than 128 characters".into());
+    }
+    if name.chars().any(char::is_control) {
+        return Some("tool name contains a control character".into());
+    }
+    None
+}
+
+fn make_entry(group: u32, canonical: String, p: Pending) -> ToolEntry {
+    let ToolDef {
+        name,
+        description,
+        input_schema,
+        output_schema,
+    } = p.def;
+    let input_schema_json = raw_json(&input_schema);
+    let output_schema_json = output_schema.as_ref().map(raw_json);
+    ToolEntry {
+        group,
+        summary: summary_description(&description),
+        schema_text: schema_text(&input_schema),
+        name,
+        canonical,
+        description,
+        input_schema: Arc::new(input_schema),
+        output_schema: output_schema.map(Arc::new),
+        instructions: p.instructions,
+        source: p.source,
+        input_schema_json,
+        output_schema_json,
+    }
+}
+
+fn raw_json(schema: &Map<String, Value>) -> Box<RawValue> {
+    // A Map of Values always serializes.
+    let s = serde_json::to_string(schema).unwrap_or_else(|_| "{}".to_owned());
+    RawValue::from_string(s).unwrap_or_else(|_| empty_raw())
+}
+
+fn empty_raw() -> Box<RawValue> {
+    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("{{}} is valid JSON"))
+}
+
+/// The live catalog: holds the current [`Directory`] and swaps in new snapshots. Readers keep
+/// the snapshot they took; the next read sees the new one.
+#[derive(Debug)]
+pub struct Catalog {
+    current: RwLock<Arc<Directory>>,
+}
+
+impl Catalog {
+    /// A catalog starting at `directory`.
+    pub fn new(directory: Directory) -> Self {
+        Self {
+            current: RwLock::new(Arc::new(directory)),
+        }
+    }
+
+    /// The current snapshot.
+    pub fn snapshot(&self) -> Arc<Directory> {
+        match self.current.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Replaces the snapshot; returns the previous one.
+    pub fn replace(&self, directory: Directory) -> Arc<Directory> {
+        let new = Arc::new(directory);
+        let mut g = match self.current.write() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        std::mem::replace(&mut *g, new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::GroupSpec;
+    use super::*;
+
+    fn src(name: &str, group: &str, desc: &str, tools: &[&str]) -> SourceTools {
+        SourceTools::grouped(
+            name,
+            GroupSpec::new(group, desc),
+            tools.iter().map(|t| ToolDef::new(*t, "")).collect(),
+        )
+    }
+
+    #[test]
+    fn tools_sorted_by_canonical_and_groups_contiguous() {
+        let d = Directory::build(&[
+            src("s1", "a_", "x", &["b", "a"]),
+            src("s2", "a", "y", &["_b", "z"]),
+            src("s3", "ab", "w", &["q"]),
+        ])
+        .expect("valid");
+        let names: Vec<&str> = d.tools().iter().map(|t| t.canonical.as_str()).collect();
+        assert_eq!(names, ["a___b", "a__z", "a_u__a", "a_u__b", "ab__q"]);
+        let g: Vec<(&str, Range<u32>)> = d
+            .groups()
+            .iter()
+            .map(|g| (g.name.as_str(), g.tools.clone()))
+            .collect();
+        assert_eq!(g, [("a", 0..2), ("a_", 2..4), ("ab", 4..5)]);
+        assert_eq!(d.tool_id("a_", "b"), Some(3));
+        assert_eq!(d.tool_id("a", "b"), None);
+    }
+
+    #[test]
+    fn shared_groups_need_the_same_description() {
+        assert!(
+            Directory::build(&[
+                src("s1", "g", "same", &["a"]),
+                src("s2", "g", "same", &["b"])
+            ])
+            .is_ok()
+        );
+        let err = Directory::build(&[src("s1", "g", "one", &["a"]), src("s2", "g", "two", &["b"])])
+            .expect_err("different descriptions");
+        assert_eq!(err.problems.len(), 1);
+        assert!(
+            err.to_string().contains("source \"s2\": group \"g\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_problem_is_reported_with_its_location() {
+        let err = Directory::build(&[
+            src("s1", "g", "d", &["a", "a", ""]),
+            src("s1", "bad__name", "d", &[]),
+            src("s3", "h", " ", &[]),
+            src("s4", "g", "d", &["a"]),
+        ])
+        .expect_err("invalid");
+        let text = err.to_string();
+        assert_eq!(err.problems.len(), 5, "{text}");
+        assert!(text.contains("tools[1] (\"a\"): tool name is already used in this group"));
+        assert!(text.contains("tools[2] (\"\"): tool name is empty"));
+        assert!(text.contains("must not contain \"__\""));
+        assert!(text.contains("group description is blank"));
+        assert!(text.contains("source \"s4\": group \"g\": tools[0] (\"a\")"));
+    }
+
+    #[test]
+    fn direct_tools_are_kept_apart_and_must_be_distinct() {
+        let d = Directory::build(&[
+            SourceTools::direct("d1", vec![ToolDef::new("now", "")]),
+            src("s", "g", "d", &["now"]),
+        ])
+        .expect("valid");
+        assert_eq!(d.direct().len(), 1);
+        assert_eq!(d.tools().len(), 1);
+        let err = Directory::build(&[
+            SourceTools::direct("d1", vec![ToolDef::new("now", "")]),
+            SourceTools::direct("d2", vec![ToolDef::new("now", "")]),
+        ])
+        .expect_err("duplicate direct");
+        assert!(err.to_string().contains("already used by source \"d1\""));
+    }
+
+    #[test]
+    fn readers_keep_their_snapshot() {
+        let cat = Catalog::new(Directory::build(&[src("s", "g", "d", &["a"])]).expect("ok"));
+        let held = cat.snapshot();
+        cat.replace(Directory::build(&[src("s", "g", "d", &["a", "b"])]).expect("ok"));
+        assert_eq!(held.tools().len(), 1);
+        assert_eq!(cat.snapshot().tools().len(), 2);
+    }
+}

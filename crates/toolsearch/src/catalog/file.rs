@@ -1,0 +1,396 @@
+//! The static catalog file (JSON): groups of MCP-shaped tools plus direct tools.
+//!
+//! Every problem is reported with its location (file, group, tool), all of them at once.
+//! Catalog and group objects accept only their documented keys and `x-` extensions; tool
+//! objects accept any further key (MCP tools carry `title`, `annotations`, `_meta`, …), which
+//! is ignored.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::{GroupSpec, SourceTools, ToolDef, empty_object_schema};
+
+/// A parsed catalog file.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct CatalogFile {
+    /// Groups in file order: spec, instructions, tools.
+    pub groups: Vec<(GroupSpec, Vec<String>, Vec<ToolDef>)>,
+    /// Top-level (direct) tools.
+    pub direct: Vec<ToolDef>,
+}
+
+impl CatalogFile {
+    /// The file as sources named `source`: one per group entry, plus one for its direct tools.
+    /// With `all_direct`, every tool (grouped ones too) is presented direct.
+    pub fn into_sources(self, source: &str, all_direct: bool) -> Vec<SourceTools> {
+        let mut out = Vec::new();
+        let mut direct = Vec::new();
+        for (group, instructions, tools) in self.groups {
+            if all_direct {
+                direct.extend(tools);
+            } else {
+                out.push(
+                    SourceTools::grouped(source, group, tools).with_instructions(instructions),
+                );
+            }
+        }
+        direct.extend(self.direct);
+        if !direct.is_empty() {
+            out.push(SourceTools::direct(source, direct));
+        }
+        out
+    }
+}
+
+/// Why a catalog file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogFileError {
+    /// The file could not be read.
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not JSON.
+    #[error("{file}: not valid JSON: {source}")]
+    Json {
+        /// The file.
+        file: String,
+        /// The cause (with line and column).
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The JSON does not describe a catalog.
+    #[error("{}", join_problems(.file, .problems))]
+    Invalid {
+        /// The file.
+        file: String,
+        /// `(location, problem)` pairs.
+        problems: Vec<(String, String)>,
+    },
+}
+
+fn join_problems(file: &str, problems: &[(String, String)]) -> String {
+    problems
+        .iter()
+        .map(|(loc, msg)| {
+            if loc.is_empty() {
+                format!("{file}: {msg}")
+            } else {
+                format!("{file}: {loc}: {msg}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Reads and parses a catalog file.
+pub fn load_catalog_file(path: &Path) -> Result<CatalogFile, CatalogFileError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| CatalogFileError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    parse_catalog(&file, &text)
+}
+
+/// Parses catalog JSON; `file` names it in errors.
+pub fn parse_catalog(file: &str, text: &str) -> Result<CatalogFile, CatalogFileError> {
+    let value: Value = serde_json::from_str(text).map_err(|source| CatalogFileError::Json {
+        file: file.to_owned(),
+        source,
+    })?;
+    let mut p = Problems::default();
+    let catalog = read_catalog(&value, &mut p);
+    if p.0.is_empty() {
+        Ok(catalog)
+    } else {
+        Err(CatalogFileError::Invalid {
+            file: file.to_owned(),
+            problems: p.0,
+        })
+    }
+}
+
+#[derive(Default)]
+struct Problems(Vec<(String, String)>);
+
+impl Problems {
+    fn add(&mut self, loc: &str, msg: impl Into<String>) {
+        self.0.push((loc.to_owned(), msg.into()));
+    }
+
+    fn unknown_keys(&mut self, loc: &str, obj: &Map<String, Value>, known: &[&str]) {
+        for key in obj.keys() {
+            if !known.contains(&key.as_str()) && !key.starts_with("x-") {
+                self.add(
+                    loc,
+                    format!(
+                        "unknown key {key:?} (expected one of: {})",
+                        known.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn read_catalog(value: &Value, p: &mut Problems) -> CatalogFile {
+    let mut out = CatalogFile::default();
+    let Value::Object(root) = value else {
+        p.add(
+            "",
+            format!("a catalog is a JSON object, not {}", type_name(value)),
+        );
+        return out;
+    };
+    p.unknown_keys("", root, &["groups", "tools"]);
+    for (i, g) in array_at(root, "groups", "", p).iter().enumerate() {
+        if let Some(group) = read_group(i, g, p) {
+            out.groups.push(group);
+        }
+    }
+    for (i, t) in array_at(root, "tools", "", p).iter().enumerate() {
+        if let Some(tool) = read_tool(&format!("tools[{i}]"), t, p) {
+            out.direct.push(tool);
+        }
+    }
+    out
+}
+
+fn array_at<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    loc: &str,
+    p: &mut Problems,
+) -> &'a [Value] {
+    match obj.get(key) {
+        None | Some(Value::Null) => &[],
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            p.add(
+                loc,
+                format!("{key:?} must be an array, not {}", type_name(other)),
+            );
+            &[]
+        }
+    }
+}
+
+fn read_group(
+    i: usize,
+    g: &Value,
+    p: &mut Problems,
+) -> Option<(GroupSpec, Vec<String>, Vec<ToolDef>)> {
+    let Value::Object(obj) = g else {
+        p.add(
+            &format!("groups[{i}]"),
+            format!("a group is an object, not {}", type_name(g)),
+        );
+        return None;
+    };
+    let name = obj.get("name").and_then(Value::as_str);
+    let loc = match name {
+        Some(n) => format!("groups[{i}] ({n:?})"),
+        None => format!("groups[{i}]"),
+    };
+    p.unknown_keys(&loc, obj, &["name", "description", "instructions", "tools"]);
+    let name = required_string(obj, "name", &loc, p);
+    let description = required_string(obj, "description", &loc, p);
+    let mut instructions = Vec::new();
+    match obj.get("instructions") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (j, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) => instructions.push(s.clone()),
+                    other => p.add(
+                        &loc,
+                        format!(
+                            "instructions[{j}] must be a string, not {}",
+                            type_name(other)
+                        ),
+                    ),
+                }
+            }
+        }
+        Some(other) => p.add(
+            &loc,
+            format!(
+                "\"instructions\" must be an array of strings, not {}",
+                type_name(other)
+            ),
+        ),
+    }
+    let mut tools = Vec::new();
+    for (j, t) in array_at(obj, "tools", &loc, p).iter().enumerate() {
+        if let Some(tool) = read_tool(&format!("{loc}: tools[{j}]"), t, p) {
+            tools.push(tool);
+        }
+    }
+    Some((GroupSpec::new(name?, description?), instructions, tools))
+}
+
+fn required_string(
+    obj: &Map<String, Value>,
+    key: &str,
+    loc: &str,
+    p: &mut Problems,
+) -> Option<String> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Some(s.clone()),
+        None => {
+            p.add(loc, format!("missing {key:?}"));
+            None
+        }
+        Some(other) => {
+            p.add(
+                loc,
+                format!("{key:?} must be a string, not {}", type_name(other)),
+            );
+            None
+        }
+    }
+}
+
+fn read_tool(loc: &str, t: &Value, p: &mut Problems) -> Option<ToolDef> {
+    let Value::Object(obj) = t else {
+        p.add(loc, format!("a tool is an object, not {}", type_name(t)));
+        return None;
+    };
+    let loc = match obj.get("name").and_then(Value::as_str) {
+        Some(n) => format!("{loc} ({n:?})"),
+        None => loc.to_owned(),
+    };
+    let before = p.0.len();
+    let name = required_string(obj, "name", &loc, p);
+    let description = match obj.get("description") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            p.add(
+                &loc,
+                format!("\"description\" must be a string, not {}", type_name(other)),
+            );
+            String::new()
+        }
+    };
+    let input = schema_at(obj, "inputSchema", &loc, p).unwrap_or_else(empty_object_schema);
+    let output = schema_at(obj, "outputSchema", &loc, p);
+    let name = name?;
+    if p.0.len() != before {
+        return None;
+    }
+    let mut def = ToolDef::new(name, description).with_input_schema(input);
+    if let Some(o) = output {
+        def = def.with_output_schema(o);
+    }
+    Some(def)
+}
+
+fn schema_at(
+    obj: &Map<String, Value>,
+    key: &str,
+    loc: &str,
+    p: &mut Problems,
+) -> Option<Map<String, Value>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(m)) => Some(m.clone()),
+        Some(other) => {
+            p.add(
+                loc,
+                format!(
+                    "{key:?} must be a JSON Schema object, not {}",
+                    type_name(other)
+                ),
+            );
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_design_example() {
+        let c = parse_catalog(
+            "c.json",
+            r#"{"groups":[{"name":"crm","description":"Customer records",
+                "instructions":["Use numeric IDs."],
+                "tools":[{"name":"customer_name","description":"Look up.","title":"ignored",
+                          "inputSchema":{"type":"object","properties":{"customer_id":{"type":"integer"}}},
+                          "outputSchema":{"type":"object"}},
+                         {"name":"bare"}]}],
+                "tools":[{"name":"now","description":"time"}]}"#,
+        )
+        .expect("valid");
+        let (g, instr, tools) = &c.groups[0];
+        assert_eq!(
+            (g.name.as_str(), instr.as_slice()),
+            ("crm", &["Use numeric IDs.".to_owned()][..])
+        );
+        assert_eq!(tools[1].input_schema, empty_object_schema());
+        assert!(tools[0].output_schema.is_some());
+        assert_eq!(c.direct[0].name, "now");
+        let sources = c.into_sources("file", false);
+        assert_eq!(sources.len(), 2);
+    }
+
+    #[test]
+    fn reports_every_problem_with_its_location() {
+        let err = parse_catalog(
+            "bad.json",
+            r#"{"groups":[{"name":"crm","tools":[{"name":"a","inputSchema":[]},{"description":"x"},3]},
+                          {"name":5,"description":"d","extra":1}],
+                "tools":{}, "other":1, "x-ok": true}"#,
+        )
+        .expect_err("invalid");
+        let CatalogFileError::Invalid { problems, .. } = &err else {
+            panic!("{err}")
+        };
+        let text = err.to_string();
+        assert_eq!(problems.len(), 8, "{text}");
+        for needle in [
+            "bad.json: unknown key \"other\"",
+            "bad.json: \"tools\" must be an array, not an object",
+            "groups[0] (\"crm\"): missing \"description\"",
+            "groups[0] (\"crm\"): tools[0] (\"a\"): \"inputSchema\" must be a JSON Schema object, not an array",
+            "groups[0] (\"crm\"): tools[1]: missing \"name\"",
+            "groups[0] (\"crm\"): tools[2]: a tool is an object, not a number",
+            "groups[1]: \"name\" must be a string, not a number",
+            "groups[1]: unknown key \"extra\"",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in {text}");
+        }
+    }
+
+    #[test]
+    fn syntax_errors_name_the_file_and_line() {
+        let err = parse_catalog("x.json", "{\n  \"groups\": [,]\n}").expect_err("bad json");
+        let text = err.to_string();
+        assert!(
+            text.starts_with("x.json: not valid JSON") && text.contains("line 2"),
+            "{text}"
+        );
+        assert!(parse_catalog("x.json", "[]").is_err());
+    }
+}

@@ -1,0 +1,253 @@
+//! Settings of the engine and the gateway config file (TOML), parsed raw then validated.
+
+mod file;
+
+pub use file::{Config, ConfigError, SourceConfig, SourceKind, load_config, parse_config};
+
+use std::fmt;
+
+use crate::catalog::name::is_valid_control_name;
+
+/// Which model-facing surface is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Surface {
+    /// `discover_tools`, `describe_tool`, `call_tool`, `list_tools`, `list_tool_groups`.
+    #[default]
+    Toolsearch,
+    /// `search_proxy_tools`, `call_proxy_tool`.
+    Toolproxy,
+    /// `search_capabilities`, `invoke_tool`, `get_skill_content`.
+    Capabilities,
+}
+
+impl Surface {
+    /// Parses a config value.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "toolsearch" => Some(Self::Toolsearch),
+            "toolproxy" => Some(Self::Toolproxy),
+            "capabilities" => Some(Self::Capabilities),
+            _ => None,
+        }
+    }
+
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Toolsearch => "toolsearch",
+            Self::Toolproxy => "toolproxy",
+            Self::Capabilities => "capabilities",
+        }
+    }
+}
+
+/// A retrieval method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SearchMethod {
+    /// The deterministic keyword ranking.
+    #[default]
+    Keyword,
+    /// BM25.
+    Bm25,
+    /// Embedding cosine similarity.
+    Semantic,
+    /// Fusion of BM25 and semantic.
+    Hybrid,
+}
+
+impl SearchMethod {
+    /// Parses a method name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "keyword" => Some(Self::Keyword),
+            "bm25" => Some(Self::Bm25),
+            "semantic" => Some(Self::Semantic),
+            "hybrid" => Some(Self::Hybrid),
+            _ => None,
+        }
+    }
+
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Keyword => "keyword",
+            Self::Bm25 => "bm25",
+            Self::Semantic => "semantic",
+            Self::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl fmt::Display for SearchMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Range of `max_results`.
+pub const MAX_RESULTS_RANGE: std::ops::RangeInclusive<usize> = 1..=100;
+/// Range of `max_search_bytes`.
+pub const MAX_SEARCH_BYTES_RANGE: std::ops::RangeInclusive<usize> = 1024..=32768;
+
+/// The names of every control (configurable under `[names]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ControlNames {
+    /// `discover_tools`.
+    pub discover: String,
+    /// `describe_tool`.
+    pub describe: String,
+    /// `call_tool`.
+    pub call: String,
+    /// `list_tools`.
+    pub list: String,
+    /// `list_tool_groups`.
+    pub list_groups: String,
+    /// `search_proxy_tools`.
+    pub search_proxy: String,
+    /// `call_proxy_tool`.
+    pub call_proxy: String,
+    /// `search_capabilities`.
+    pub search_capabilities: String,
+    /// `invoke_tool`.
+    pub invoke: String,
+    /// `get_skill_content`.
+    pub get_skill: String,
+}
+
+impl Default for ControlNames {
+    fn default() -> Self {
+        Self {
+            discover: "discover_tools".into(),
+            describe: "describe_tool".into(),
+            call: "call_tool".into(),
+            list: "list_tools".into(),
+            list_groups: "list_tool_groups".into(),
+            search_proxy: "search_proxy_tools".into(),
+            call_proxy: "call_proxy_tool".into(),
+            search_capabilities: "search_capabilities".into(),
+            invoke: "invoke_tool".into(),
+            get_skill: "get_skill_content".into(),
+        }
+    }
+}
+
+impl ControlNames {
+    /// `(config key, name)` of the controls a surface shows.
+    pub fn for_surface(&self, surface: Surface) -> Vec<(&'static str, &str)> {
+        match surface {
+            Surface::Toolsearch => vec![
+                ("discover", &self.discover),
+                ("describe", &self.describe),
+                ("call", &self.call),
+                ("list", &self.list),
+                ("list_groups", &self.list_groups),
+            ],
+            Surface::Toolproxy => vec![
+                ("search_proxy", &self.search_proxy),
+                ("call_proxy", &self.call_proxy),
+            ],
+            Surface::Capabilities => vec![
+                ("search_capabilities", &self.search_capabilities),
+                ("invoke", &self.invoke),
+                ("get_skill", &self.get_skill),
+            ],
+        }
+    }
+
+    /// Problems with the names a surface shows: pattern, and distinctness.
+    pub fn problems(&self, surface: Surface) -> Vec<String> {
+        let mut out = Vec::new();
+        let names = self.for_surface(surface);
+        for (i, (key, name)) in names.iter().enumerate() {
+            if !is_valid_control_name(name) {
+                out.push(format!(
+                    "names.{key}: {name:?} is not a valid control name ([A-Za-z_][A-Za-z0-9_-]{{0,63}})"
+                ));
+            }
+            if let Some((other, _)) = names[..i].iter().find(|(_, n)| n == name) {
+                out.push(format!(
+                    "names.{key}: {name:?} is also the name of names.{other}"
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Engine settings: surface, search method, limits and control names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Settings {
+    /// The surface served.
+    pub surface: Surface,
+    /// The method `discover_tools` ranks with.
+    pub method: SearchMethod,
+    /// Largest page (1..=100, default 10).
+    pub max_results: usize,
+    /// Largest response in bytes of compact UTF-8 JSON (1024..=32768, default 32768).
+    pub max_search_bytes: usize,
+    /// Control names.
+    pub names: ControlNames,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            surface: Surface::Toolsearch,
+            method: SearchMethod::Keyword,
+            max_results: 10,
+            max_search_bytes: 32768,
+            names: ControlNames::default(),
+        }
+    }
+}
+
+impl Settings {
+    /// Sets `max_results`.
+    pub fn with_max_results(mut self, n: usize) -> Self {
+        self.max_results = n;
+        self
+    }
+
+    /// Sets `max_search_bytes`.
+    pub fn with_max_search_bytes(mut self, n: usize) -> Self {
+        self.max_search_bytes = n;
+        self
+    }
+
+    /// Sets the surface.
+    pub fn with_surface(mut self, surface: Surface) -> Self {
+        self.surface = surface;
+        self
+    }
+
+    /// Sets the control names.
+    pub fn with_names(mut self, names: ControlNames) -> Self {
+        self.names = names;
+        self
+    }
+
+    /// Every problem with these settings.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if !MAX_RESULTS_RANGE.contains(&self.max_results) {
+            out.push(format!(
+                "search.max_results: {} is outside {}..={}",
+                self.max_results,
+                MAX_RESULTS_RANGE.start(),
+                MAX_RESULTS_RANGE.end()
+            ));
+        }
+        if !MAX_SEARCH_BYTES_RANGE.contains(&self.max_search_bytes) {
+            out.push(format!(
+                "search.max_search_bytes: {} is outside {}..={}",
+                self.max_search_bytes,
+                MAX_SEARCH_BYTES_RANGE.start(),
+                MAX_SEARCH_BYTES_RANGE.end()
+            ));
+        }
+        out.extend(self.names.problems(self.surface));
+        out
+    }
+}

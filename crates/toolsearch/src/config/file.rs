@@ -1,0 +1,589 @@
+//! The gateway config file: TOML → raw serde structs (unknown keys rejected) → [`Config`].
+//!
+//! Keys beyond DESIGN.md's: `[[source]] cwd` (working directory of a stdio child),
+//! `[[source]] instructions` (the source's guidance, a list of strings), and the extra control
+//! names under `[names]` (`describe`, `call`, `list`, `list_groups`, `search_proxy`,
+//! `call_proxy`, `search_capabilities`, `invoke`, `get_skill`). A `catalog` path is relative to
+//! the config file's folder.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{ControlNames, SearchMethod, Settings, Surface};
+use crate::catalog::name::{group_description_problem, group_name_problem};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    surface: Option<String>,
+    search: Option<RawSearch>,
+    names: Option<RawNames>,
+    #[serde(default)]
+    source: Vec<RawSource>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSearch {
+    method: Option<String>,
+    max_results: Option<i64>,
+    max_search_bytes: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNames {
+    discover: Option<String>,
+    describe: Option<String>,
+    call: Option<String>,
+    list: Option<String>,
+    list_groups: Option<String>,
+    search_proxy: Option<String>,
+    call_proxy: Option<String>,
+    search_capabilities: Option<String>,
+    invoke: Option<String>,
+    get_skill: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSource {
+    name: Option<String>,
+    command: Option<String>,
+    args: Option<Vec<String>>,
+    env: Option<BTreeMap<String, String>>,
+    cwd: Option<String>,
+    url: Option<String>,
+    headers: Option<BTreeMap<String, String>>,
+    context_headers: Option<BTreeMap<String, String>>,
+    catalog: Option<String>,
+    group: Option<String>,
+    description: Option<String>,
+    instructions: Option<Vec<String>>,
+    presentation: Option<String>,
+}
+
+/// Where a source's tools come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SourceKind {
+    /// An MCP server run as a child process over stdio.
+    Stdio {
+        /// Program.
+        command: String,
+        /// Arguments.
+        args: Vec<String>,
+        /// Extra environment (values may hold `${env:NAME}`).
+        env: BTreeMap<String, String>,
+        /// Working directory.
+        cwd: Option<PathBuf>,
+    },
+    /// An MCP server over streamable HTTP.
+    Http {
+        /// Endpoint.
+        url: String,
+        /// Static headers (values may hold `${env:NAME}`).
+        headers: BTreeMap<String, String>,
+        /// Per-session headers: header name → context path (`run.id`, `identity.tenant_id`).
+        context_headers: BTreeMap<String, String>,
+    },
+    /// A static catalog file.
+    Catalog {
+        /// Path (resolved against the config's folder).
+        path: PathBuf,
+    },
+}
+
+/// One validated `[[source]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SourceConfig {
+    /// Unique name.
+    pub name: String,
+    /// Where its tools come from.
+    pub kind: SourceKind,
+    /// Group name and description (`None` for direct sources and for catalogs that keep their
+    /// own groups).
+    pub group: Option<(String, String)>,
+    /// Presented direct instead of behind the controls.
+    pub direct: bool,
+    /// The source's guidance.
+    pub instructions: Vec<String>,
+}
+
+/// A validated gateway config.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Config {
+    /// Engine settings.
+    pub settings: Settings,
+    /// Sources, in file order.
+    pub sources: Vec<SourceConfig>,
+}
+
+/// Why a config could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TOML does not parse into the config's shape (syntax, types, unknown keys).
+    #[error("{file}: {message}")]
+    Syntax {
+        /// The file.
+        file: String,
+        /// The parser's message, with the line and the key.
+        message: String,
+    },
+    /// The values are not valid.
+    #[error("{file}: {}", .problems.join("; "))]
+    Invalid {
+        /// The file.
+        file: String,
+        /// Every problem, each starting with its key path.
+        problems: Vec<String>,
+    },
+}
+
+/// Reads and validates a config file.
+pub fn load_config(path: &Path) -> Result<Config, ConfigError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    parse_config(&file, &text, base)
+}
+
+/// Parses and validates config text; `file` names it in errors, `base` resolves catalog paths.
+pub fn parse_config(file: &str, text: &str, base: &Path) -> Result<Config, ConfigError> {
+    let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+        file: file.to_owned(),
+        message: e.to_string().trim().replace('\n', " "),
+    })?;
+    let mut problems = Vec::new();
+    let config = validate(raw, base, &mut problems);
+    if problems.is_empty() {
+        Ok(config)
+    } else {
+        Err(ConfigError::Invalid {
+            file: file.to_owned(),
+            problems,
+        })
+    }
+}
+
+fn validate(raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Config {
+    let mut settings = Settings::default();
+    if let Some(s) = &raw.surface {
+        match Surface::parse(s) {
+            Some(v) => settings.surface = v,
+            None => problems.push(format!(
+                "surface: {s:?} is not one of toolsearch, toolproxy, capabilities"
+            )),
+        }
+    }
+    if settings.surface == Surface::Capabilities {
+        settings.method = SearchMethod::Bm25;
+    }
+    let search = raw.search.unwrap_or_default();
+    if let Some(m) = &search.method {
+        match SearchMethod::parse(m) {
+            Some(v) => settings.method = v,
+            None => problems.push(format!(
+                "search.method: {m:?} is not one of keyword, bm25, semantic, hybrid"
+            )),
+        }
+    }
+    let int =
+        |v: Option<i64>, default: usize| v.map_or(default, |n| usize::try_from(n).unwrap_or(0));
+    settings.max_results = int(search.max_results, settings.max_results);
+    settings.max_search_bytes = int(search.max_search_bytes, settings.max_search_bytes);
+    if let Some(n) = raw.names {
+        let mut names = ControlNames::default();
+        for (slot, v) in [
+            (&mut names.discover, n.discover),
+            (&mut names.describe, n.describe),
+            (&mut names.call, n.call),
+            (&mut names.list, n.list),
+            (&mut names.list_groups, n.list_groups),
+            (&mut names.search_proxy, n.search_proxy),
+            (&mut names.call_proxy, n.call_proxy),
+            (&mut names.search_capabilities, n.search_capabilities),
+            (&mut names.invoke, n.invoke),
+            (&mut names.get_skill, n.get_skill),
+        ] {
+            if let Some(v) = v {
+                *slot = v;
+            }
+        }
+        settings.names = names;
+    }
+    problems.extend(settings.problems());
+
+    let mut sources = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for (i, s) in raw.source.into_iter().enumerate() {
+        let at = format!("source[{i}]");
+        if let Some(src) = validate_source(&at, s, base, &mut seen, problems) {
+            sources.push(src);
+        }
+    }
+    Config { settings, sources }
+}
+
+fn validate_source(
+    at: &str,
+    s: RawSource,
+    base: &Path,
+    seen: &mut Vec<String>,
+    problems: &mut Vec<String>,
+) -> Option<SourceConfig> {
+    let before = problems.len();
+    let name = match s.name {
+        Some(n) if !n.trim().is_empty() => n,
+        _ => {
+            problems.push(format!("{at}.name: missing or empty"));
+            String::new()
+        }
+    };
+    let at = if name.is_empty() {
+        at.to_owned()
+    } else {
+        format!("{at} ({name:?})")
+    };
+    if !name.is_empty() {
+        if seen.contains(&name) {
+            problems.push(format!("{at}.name: used by an earlier source"));
+        }
+        seen.push(name.clone());
+    }
+    let direct = match s.presentation.as_deref() {
+        None | Some("proxy") => false,
+        Some("direct") => true,
+        Some(other) => {
+            problems.push(format!(
+                "{at}.presentation: {other:?} is not one of proxy, direct"
+            ));
+            false
+        }
+    };
+    let kinds = [s.command.is_some(), s.url.is_some(), s.catalog.is_some()];
+    let is_catalog = s.catalog.is_some();
+    let mismatch = |key: &str, present: bool, problems: &mut Vec<String>, allowed: &str| {
+        if present {
+            problems.push(format!("{at}.{key}: only allowed with {allowed}"));
+        }
+    };
+    let kind = match kinds.iter().filter(|k| **k).count() {
+        1 => {
+            if let Some(command) = s.command {
+                mismatch("headers", s.headers.is_some(), problems, "url");
+                mismatch(
+                    "context_headers",
+                    s.context_headers.is_some(),
+                    problems,
+                    "url",
+                );
+                if command.trim().is_empty() {
+                    problems.push(format!("{at}.command: empty"));
+                }
+                Some(SourceKind::Stdio {
+                    command,
+                    args: s.args.unwrap_or_default(),
+                    env: s.env.unwrap_or_default(),
+                    cwd: s.cwd.map(|c| base.join(c)),
+                })
+            } else if let Some(url) = s.url {
+                for (key, present) in [
+                    ("args", s.args.is_some()),
+                    ("env", s.env.is_some()),
+                    ("cwd", s.cwd.is_some()),
+                ] {
+                    mismatch(key, present, problems, "command");
+                }
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    problems.push(format!(
+                        "{at}.url: {url:?} must start with http:// or https://"
+                    ));
+                }
+                let headers = s.headers.unwrap_or_default();
+                let context_headers = s.context_headers.unwrap_or_default();
+                let mut lower: Vec<String> = Vec::new();
+                for h in headers.keys().chain(context_headers.keys()) {
+                    let l = h.to_ascii_lowercase();
+                    if lower.contains(&l) {
+                        problems.push(format!(
+                            "{at}.headers: {h:?} is given twice (header names ignore case)"
+                        ));
+                    }
+                    if h.is_empty()
+                        || !h
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+                    {
+                        problems.push(format!("{at}.headers: {h:?} is not a valid header name"));
+                    }
+                    lower.push(l);
+                }
+                for (h, path) in &context_headers {
+                    if !is_context_path(path) {
+                        problems.push(format!(
+                            "{at}.context_headers.{h}: {path:?} is not a context path such as \"run.id\" or \"identity.tenant_id\""
+                        ));
+                    }
+                }
+                Some(SourceKind::Http {
+                    url,
+                    headers,
+                    context_headers,
+                })
+            } else {
+                for (key, present) in [
+                    ("args", s.args.is_some()),
+                    ("env", s.env.is_some()),
+                    ("cwd", s.cwd.is_some()),
+                    ("headers", s.headers.is_some()),
+                    ("context_headers", s.context_headers.is_some()),
+                ] {
+                    mismatch(key, present, problems, "command or url");
+                }
+                s.catalog
+                    .map(|c| SourceKind::Catalog { path: base.join(c) })
+            }
+        }
+        0 => {
+            problems.push(format!("{at}: needs one of command, url or catalog"));
+            None
+        }
+        _ => {
+            problems.push(format!("{at}: give only one of command, url or catalog"));
+            None
+        }
+    };
+    if let Some(SourceKind::Stdio { env, .. }) = &kind {
+        for (k, v) in env {
+            check_placeholders(&format!("{at}.env.{k}"), v, problems);
+        }
+    }
+    if let Some(SourceKind::Http { headers, .. }) = &kind {
+        for (k, v) in headers {
+            check_placeholders(&format!("{at}.headers.{k}"), v, problems);
+        }
+    }
+    let group = match (s.group, s.description) {
+        (Some(g), Some(d)) => {
+            if direct {
+                problems.push(format!("{at}.group: a direct source has no group"));
+            }
+            for p in [group_name_problem(&g), group_description_problem(&d)]
+                .into_iter()
+                .flatten()
+            {
+                problems.push(format!("{at}.group: {p}"));
+            }
+            Some((g, d))
+        }
+        (None, None) => {
+            if !direct && !is_catalog {
+                problems.push(format!(
+                    "{at}: a proxied source needs group and description"
+                ));
+            }
+            None
+        }
+        (Some(_), None) => {
+            problems.push(format!(
+                "{at}.description: missing (a group needs a description)"
+            ));
+            None
+        }
+        (None, Some(_)) => {
+            problems.push(format!(
+                "{at}.group: missing (a description belongs to a group)"
+            ));
+            None
+        }
+    };
+    if problems.len() != before {
+        return None;
+    }
+    Some(SourceConfig {
+        name,
+        kind: kind?,
+        group,
+        direct,
+        instructions: s.instructions.unwrap_or_default(),
+    })
+}
+
+fn is_context_path(path: &str) -> bool {
+    !path.is_empty()
+        && path.split('.').all(|seg| {
+            !seg.is_empty()
+                && seg
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        })
+}
+
+/// Checks that every `${...}` in a value is a well-formed `${env:NAME}`.
+fn check_placeholders(at: &str, value: &str, problems: &mut Vec<String>) {
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            problems.push(format!("{at}: unclosed \"${{\""));
+            return;
+        };
+        let inner = &after[..end];
+        let ok = inner.strip_prefix("env:").is_some_and(|name| {
+            let mut b = name.bytes();
+            b.next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+                && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        });
+        if !ok {
+            problems.push(format!(
+                "{at}: \"${{{inner}}}\" is not a secret reference; write ${{env:NAME}}"
+            ));
+        }
+        rest = &after[end + 1..];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        parse_config("gw.toml", text, Path::new("/etc/ts"))
+    }
+
+    #[test]
+    fn design_example_parses() {
+        let c = parse(
+            r#"
+surface = "toolsearch"
+[search]
+method = "keyword"
+max_results = 10
+max_search_bytes = 32768
+[names]
+discover = "discover_tools"
+[[source]]
+name = "fs"
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "/srv/data"]
+env = { LOG_LEVEL = "warn" }
+group = "files"
+description = "Read and write project files"
+[[source]]
+name = "knowledge"
+url = "http://127.0.0.1:9000/mcp"
+headers = { Authorization = "Bearer ${env:KNOWLEDGE_TOKEN}" }
+context_headers = { "X-Run-ID" = "run.id", "X-Tenant-ID" = "identity.tenant_id" }
+group = "knowledge"
+description = "Search and read the tenant's knowledge base"
+[[source]]
+name = "status"
+catalog = "catalogs/status.json"
+presentation = "direct"
+"#,
+        )
+        .expect("valid");
+        assert_eq!(c.sources.len(), 3);
+        assert_eq!(
+            c.sources[2].kind,
+            SourceKind::Catalog {
+                path: PathBuf::from("/etc/ts/catalogs/status.json")
+            }
+        );
+        assert!(c.sources[2].direct);
+        assert_eq!(c.settings, Settings::default());
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_their_place() {
+        let e = parse("[search]\nmax_result = 3\n").expect_err("unknown key");
+        let text = e.to_string();
+        assert!(
+            text.contains("max_result") && text.contains("line 2"),
+            "{text}"
+        );
+        assert!(parse("bogus = 1").is_err());
+        assert!(parse("[[source]]\nname='a'\ncatalog='x'\nfoo=1").is_err());
+    }
+
+    #[test]
+    fn every_value_problem_is_reported_with_its_path() {
+        let e = parse(
+            r#"
+surface = "tools"
+[search]
+method = "magic"
+max_results = 0
+max_search_bytes = 100
+[names]
+discover = "1bad"
+describe = "call_tool"
+[[source]]
+name = "a"
+command = "x"
+group = "a__b"
+description = " "
+[[source]]
+name = "a"
+url = "ftp://x"
+headers = { Auth = "${KEY}", auth = "x" }
+context_headers = { "X-Run" = "run..id" }
+group = "g"
+description = "d"
+[[source]]
+name = "c"
+"#,
+        )
+        .expect_err("invalid");
+        let ConfigError::Invalid { problems, .. } = &e else {
+            panic!("{e}")
+        };
+        let text = problems.join("\n");
+        for needle in [
+            "surface: \"tools\"",
+            "search.method: \"magic\"",
+            "search.max_results: 0 is outside 1..=100",
+            "search.max_search_bytes: 100 is outside 1024..=32768",
+            "names.discover: \"1bad\" is not a valid control name",
+            "names.call: \"call_tool\" is also the name of names.describe",
+            "source[0] (\"a\").group: group name \"a__b\" must not contain \"__\"",
+            "source[0] (\"a\").group: group description is blank",
+            "source[1] (\"a\").name: used by an earlier source",
+            "source[1] (\"a\").url: \"ftp://x\"",
+            "source[1] (\"a\").headers: \"auth\" is given twice",
+            "source[1] (\"a\").headers.Auth: \"${KEY}\" is not a secret reference",
+            "source[1] (\"a\").context_headers.X-Run: \"run..id\"",
+            "source[2] (\"c\"): needs one of command, url or catalog",
+            "source[2] (\"c\"): a proxied source needs group and description",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+        }
+        assert_eq!(problems.len(), 15, "{text}");
+    }
+
+    #[test]
+    fn capabilities_defaults_to_bm25() {
+        let c = parse("surface = \"capabilities\"").expect("valid");
+        assert_eq!(c.settings.method, SearchMethod::Bm25);
+        let c = parse("surface = \"capabilities\"\n[search]\nmethod = \"hybrid\"").expect("valid");
+        assert_eq!(c.settings.method, SearchMethod::Hybrid);
+    }
+}

@@ -1,0 +1,139 @@
+//! The controls as a model sees them (name, description, input schema) and the generated
+//! instructions, with the configured names filled in.
+
+use serde_json::{Value, json};
+
+use super::discover::MAX_QUERY_CHARS;
+use crate::catalog::Directory;
+use crate::config::{Settings, Surface};
+
+/// One model-facing tool definition.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ControlDef {
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub input_schema: Value,
+}
+
+fn def(name: &str, description: String, input_schema: Value) -> ControlDef {
+    ControlDef {
+        name: name.to_owned(),
+        description,
+        input_schema,
+    }
+}
+
+/// The controls of the configured surface; none when no grouped tool exists.
+pub fn control_definitions(settings: &Settings, dir: &Directory) -> Vec<ControlDef> {
+    if dir.tools().is_empty() || settings.surface != Surface::Toolsearch {
+        return Vec::new();
+    }
+    let n = &settings.names;
+    let max = settings.max_results;
+    let group_prop = |what: &str| json!({"type": ["string", "null"], "description": what});
+    let limit = json!({"type": ["integer", "null"], "minimum": 1, "maximum": max,
+        "description": format!("Entries per page (1 to {max}). Default: {} for summaries, {} for full definitions.", 10.min(max), 5.min(max))});
+    let offset = json!({"type": "integer", "minimum": 0, "default": 0,
+        "description": "Where the page starts; pass the previous response's next_offset."});
+    vec![
+        def(
+            &n.discover,
+            format!(
+                "Search the tool catalog by keywords or an exact tool name. Returns matching tools best first: \
+                 summaries (group, tool, description), or full definitions with the parameter schema. \
+                 Use {describe} on a summary before calling it with {call}. Follow next_offset for more.",
+                describe = n.describe,
+                call = n.call
+            ),
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "maxLength": MAX_QUERY_CHARS, "default": "",
+                        "description": "Words describing the tool you need, or its exact name. Empty browses every tool in scope."},
+                    "group": group_prop(&format!("Only search this group (names from {}).", n.list_groups)),
+                    "detail": {"type": "string", "enum": ["auto", "summary", "full"], "default": "auto",
+                        "description": "auto: the full definition when the query is exactly one tool's name, else summaries."},
+                    "limit": limit,
+                    "offset": offset
+                },
+                "additionalProperties": false
+            }),
+        ),
+        def(
+            &n.describe,
+            format!("Get the full current definition of one tool (its parameter schema, return schema and instructions) by group and exact local name, as {} returned them.", n.discover),
+            json!({
+                "type": "object",
+                "properties": {
+                    "group": {"type": "string", "description": "The tool's group."},
+                    "tool": {"type": "string", "description": "The tool's exact local name within the group."}
+                },
+                "required": ["group", "tool"],
+                "additionalProperties": false
+            }),
+        ),
+        def(
+            &n.call,
+            "Call a catalog tool by group and exact local name. arguments must match the tool's complete parameter schema; they are validated before the tool runs.".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "group": {"type": "string", "description": "The tool's group."},
+                    "tool": {"type": "string", "description": "The tool's exact local name within the group."},
+                    "arguments": {"type": "object", "description": "Arguments matching the tool's parameter schema."}
+                },
+                "required": ["group", "tool", "arguments"],
+                "additionalProperties": false
+            }),
+        ),
+        def(
+            &n.list,
+            "List tools by canonical name, in one group or all, page by page.".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "group": group_prop("Only list this group."),
+                    "detail": {"type": "string", "enum": ["summary", "full"], "default": "summary",
+                        "description": "summary entries, or full definitions."},
+                    "limit": limit,
+                    "offset": offset
+                },
+                "additionalProperties": false
+            }),
+        ),
+        def(
+            &n.list_groups,
+            "List the tool groups (domains) with their descriptions and tool counts, by name.".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {"offset": offset},
+                "additionalProperties": false
+            }),
+        ),
+    ]
+}
+
+/// The generated instructions for the model; `None` when no grouped tool exists.
+pub fn instructions(settings: &Settings, dir: &Directory) -> Option<String> {
+    if dir.tools().is_empty() || settings.surface != Surface::Toolsearch {
+        return None;
+    }
+    let n = &settings.names;
+    Some(format!(
+        "Tools are grouped by domain and reached through a few controls.\n\
+         1. Pick a group ({list_groups} lists them) and call {discover} with a few words, or the tool's exact name.\n\
+         2. Before calling a tool found as a summary, call {describe} for its full definition, unless you already know its current full definition.\n\
+         3. Call it with {call}: the exact group, the exact local name, and an arguments object matching its complete parameter schema.\n\
+         4. Reuse schemas you already know; do not search again before every call.\n\
+         5. When a response has a next_offset, pass it as offset to see more. When a tool is reported unknown or unavailable, search again: the catalog may have changed.\n\
+         6. When a call fails with an uncertain outcome, inspect the current state before retrying anything that changes data; never blindly repeat a mutation.",
+        list_groups = n.list_groups,
+        discover = n.discover,
+        describe = n.describe,
+        call = n.call,
+    ))
+}

@@ -1,0 +1,73 @@
+//! `describe_tool`: one full definition by group and exact local name.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::ToolError;
+use super::args::{object, req_str};
+use super::discover::{FullEntry, entry_too_large, full_entry};
+use crate::catalog::{Directory, ToolId};
+use crate::config::Settings;
+
+#[derive(Serialize)]
+struct Described<'a> {
+    detail: &'static str,
+    tool: FullEntry<'a>,
+}
+
+pub(super) fn describe(
+    dir: &Directory,
+    settings: &Settings,
+    arguments: &Value,
+) -> Result<String, ToolError> {
+    let obj = object(&settings.names.describe, arguments, &["group", "tool"])?;
+    let group = req_str(obj, "group")?;
+    let tool = req_str(obj, "tool")?;
+    let id = resolve(dir, settings, group, tool)?;
+    let json = serde_json::to_string(&Described {
+        detail: "full",
+        tool: full_entry(dir, id),
+    })
+    .unwrap_or_default();
+    if json.len() > settings.max_search_bytes {
+        return Err(entry_too_large(
+            dir,
+            id,
+            json.len(),
+            settings.max_search_bytes,
+            "full",
+        ));
+    }
+    Ok(json)
+}
+
+/// Resolves `(group, tool)` in the current snapshot, with the model-facing errors.
+pub(crate) fn resolve(
+    dir: &Directory,
+    settings: &Settings,
+    group: &str,
+    tool: &str,
+) -> Result<ToolId, ToolError> {
+    let Some(g) = dir.group_index(group) else {
+        return Err(super::groups::unknown_group(dir, settings, group));
+    };
+    if let Some(id) = dir.tool_id(group, tool) {
+        return Ok(id);
+    }
+    let range = dir.groups()[g as usize].tools.clone();
+    let hint = range
+        .clone()
+        .map(|id| dir.tool(id))
+        .find(|t| t.canonical == tool || t.name.eq_ignore_ascii_case(tool))
+        .map(|t| format!(" Did you mean the local name {:?}?", t.name))
+        .unwrap_or_default();
+    Err(ToolError::new(
+        "unknown_tool",
+        format!(
+            "Group {group:?} has no tool named {tool:?} (names are exact local names).{hint} Call {} with group {group:?} to find its current tools, then use one of those names.",
+            settings.names.discover
+        ),
+    )
+    .with("group", group)
+    .with("tool", tool))
+}

@@ -1,0 +1,267 @@
+//! `discover_tools` and `list_tools` (discover with an empty query).
+
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::ToolError;
+use super::args::{object, opt_str, opt_uint, pointer};
+use crate::catalog::{Directory, ToolId};
+use crate::config::Settings;
+use crate::page::{TooLarge, fit_page};
+
+/// Longest query, in characters.
+pub const MAX_QUERY_CHARS: usize = 2048;
+/// Largest response `detail: "auto"` expands into.
+pub const AUTO_FULL_MAX_BYTES: usize = 8192;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Detail {
+    Auto,
+    Summary,
+    Full,
+}
+
+#[derive(Serialize)]
+struct SummaryEntry<'a> {
+    group: &'a str,
+    tool: &'a str,
+    description: &'a str,
+}
+
+#[derive(Serialize)]
+pub(super) struct FullEntry<'a> {
+    group: &'a str,
+    tool: &'a str,
+    description: &'a str,
+    parameters_json_schema: &'a RawValue,
+    return_schema: Option<&'a RawValue>,
+    instructions: &'a [String],
+}
+
+pub(super) fn summary_json(dir: &Directory, id: ToolId) -> String {
+    let t = dir.tool(id);
+    serde_json::to_string(&SummaryEntry {
+        group: &dir.group_of(id).name,
+        tool: &t.name,
+        description: &t.summary,
+    })
+    .unwrap_or_default()
+}
+
+pub(super) fn full_entry(dir: &Directory, id: ToolId) -> FullEntry<'_> {
+    let t = dir.tool(id);
+    FullEntry {
+        group: &dir.group_of(id).name,
+        tool: &t.name,
+        description: &t.description,
+        parameters_json_schema: &t.input_schema_json,
+        return_schema: t.output_schema_json.as_deref(),
+        instructions: &t.instructions,
+    }
+}
+
+fn full_json(dir: &Directory, id: ToolId) -> String {
+    serde_json::to_string(&full_entry(dir, id)).unwrap_or_default()
+}
+
+fn parse_detail(
+    value: Option<&str>,
+    allowed: &[(&str, Detail)],
+) -> Result<Option<Detail>, ToolError> {
+    let Some(v) = value else { return Ok(None) };
+    allowed
+        .iter()
+        .find(|(name, _)| *name == v)
+        .map(|(_, d)| Some(*d))
+        .ok_or_else(|| {
+            let names: Vec<&str> = allowed.iter().map(|(n, _)| *n).collect();
+            ToolError::invalid_request(
+                "/detail",
+                format!("detail must be one of: {}", names.join(", ")),
+            )
+        })
+}
+
+fn parse_limit(
+    obj: &serde_json::Map<String, Value>,
+    settings: &Settings,
+) -> Result<Option<usize>, ToolError> {
+    let max = settings.max_results;
+    match opt_uint(obj, "limit") {
+        Ok(Some(n)) if (1..=max).contains(&n) => Ok(Some(n)),
+        Ok(None) => Ok(None),
+        _ => Err(ToolError::invalid_request(
+            &pointer("limit"),
+            format!("limit must be an integer from 1 to {max} (max_results)"),
+        )),
+    }
+}
+
+/// `discover_tools`.
+pub(super) fn discover(
+    dir: &Directory,
+    settings: &Settings,
+    arguments: &Value,
+) -> Result<String, ToolError> {
+    let name = &settings.names.discover;
+    let obj = object(
+        name,
+        arguments,
+        &["query", "group", "detail", "limit", "offset"],
+    )?;
+    let query = opt_str(obj, "query")?.unwrap_or("");
+    let chars = query.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(ToolError::invalid_request(
+            "/query",
+            format!(
+                "query has {chars} characters; at most {MAX_QUERY_CHARS} are allowed. Use a few words"
+            ),
+        ));
+    }
+    let group = opt_str(obj, "group")?;
+    let detail = parse_detail(
+        opt_str(obj, "detail")?,
+        &[
+            ("auto", Detail::Auto),
+            ("summary", Detail::Summary),
+            ("full", Detail::Full),
+        ],
+    )?
+    .unwrap_or(Detail::Auto);
+    let limit = parse_limit(obj, settings)?;
+    let offset = opt_uint(obj, "offset")?.unwrap_or(0);
+    search_page(dir, settings, query, group, detail, limit, offset)
+}
+
+/// `list_tools`.
+pub(super) fn list(
+    dir: &Directory,
+    settings: &Settings,
+    arguments: &Value,
+) -> Result<String, ToolError> {
+    let name = &settings.names.list;
+    let obj = object(name, arguments, &["group", "detail", "limit", "offset"])?;
+    let group = opt_str(obj, "group")?;
+    let detail = parse_detail(
+        opt_str(obj, "detail")?,
+        &[("summary", Detail::Summary), ("full", Detail::Full)],
+    )?
+    .unwrap_or(Detail::Summary);
+    let limit = parse_limit(obj, settings)?;
+    let offset = opt_uint(obj, "offset")?.unwrap_or(0);
+    search_page(dir, settings, "", group, detail, limit, offset)
+}
+
+fn search_page(
+    dir: &Directory,
+    settings: &Settings,
+    query: &str,
+    group: Option<&str>,
+    detail: Detail,
+    limit: Option<usize>,
+    offset: usize,
+) -> Result<String, ToolError> {
+    let scope = match group {
+        None => 0..dir.tools().len() as ToolId,
+        Some(g) => match dir.group_index(g) {
+            Some(i) => dir.groups()[i as usize].tools.clone(),
+            None => return Err(super::groups::unknown_group(dir, settings, g)),
+        },
+    };
+    let max = settings.max_results;
+    let summary_limit = limit.unwrap_or(10.min(max));
+    let full_limit = limit.unwrap_or(5.min(max));
+    let need = offset.saturating_add(summary_limit.max(full_limit));
+    let ranked = dir.keyword_index().search(query, scope, need);
+    if ranked.no_keywords && !query.trim().is_empty() && ranked.total == 0 {
+        return Err(ToolError::invalid_request(
+            "/query",
+            format!(
+                "the query {:?} has no words and is no tool's exact name; search with words, or an empty query to browse",
+                query.trim()
+            ),
+        ));
+    }
+    let page_ids: Vec<ToolId> = ranked.matches.iter().skip(offset).map(|m| m.tool).collect();
+    let budget = settings.max_search_bytes;
+    let summary = |ids: &[ToolId]| {
+        page(
+            dir,
+            "summary",
+            ids.iter().map(|&id| summary_json(dir, id)),
+            ids,
+            offset,
+            summary_limit,
+            ranked.total,
+            budget,
+        )
+    };
+    let full = |ids: &[ToolId], limit: usize, budget: usize| {
+        page(
+            dir,
+            "full",
+            ids.iter().map(|&id| full_json(dir, id)),
+            ids,
+            offset,
+            limit,
+            ranked.total,
+            budget,
+        )
+    };
+    match detail {
+        Detail::Summary => summary(&page_ids),
+        Detail::Full => full(&page_ids, full_limit, budget),
+        Detail::Auto => {
+            let single_exact = ranked.total == 1
+                && offset == 0
+                && ranked.matches.first().is_some_and(|m| m.rank.exact);
+            if single_exact && let Ok(json) = full(&page_ids, 1, budget.min(AUTO_FULL_MAX_BYTES)) {
+                return Ok(json);
+            }
+            summary(&page_ids)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn page(
+    dir: &Directory,
+    detail: &str,
+    entries: impl Iterator<Item = String>,
+    ids: &[ToolId],
+    offset: usize,
+    limit: usize,
+    total: usize,
+    budget: usize,
+) -> Result<String, ToolError> {
+    let head = format!("{{\"detail\":\"{detail}\",\"tools\":");
+    match fit_page(&head, entries, offset, limit, total, budget) {
+        Ok(p) => Ok(p.json),
+        Err(TooLarge { needed }) => Err(entry_too_large(dir, ids[0], needed, budget, detail)),
+    }
+}
+
+pub(super) fn entry_too_large(
+    dir: &Directory,
+    id: ToolId,
+    needed: usize,
+    budget: usize,
+    detail: &str,
+) -> ToolError {
+    let t = dir.tool(id);
+    let group = &dir.group_of(id).name;
+    ToolError::new(
+        "entry_too_large",
+        format!(
+            "The {detail} entry of tool {:?} in group {group:?} needs {needed} bytes, more than the {budget}-byte response budget, so it cannot be returned (nothing is truncated). {}",
+            t.name,
+            if detail == "full" { "Ask for detail \"summary\", or pick another tool." } else { "Pick another tool." }
+        ),
+    )
+    .with("group", group.as_str())
+    .with("tool", t.name.as_str())
+    .with("bytes", needed)
+    .with("max_search_bytes", budget)
+}

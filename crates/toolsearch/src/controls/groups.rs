@@ -1,0 +1,95 @@
+//! `list_tool_groups`, and the `unknown_group` error that lists the current groups.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::ToolError;
+use super::args::{object, opt_uint};
+use crate::catalog::{Directory, GroupEntry};
+use crate::config::Settings;
+use crate::page::{TooLarge, fit_page};
+
+#[derive(Serialize)]
+struct GroupLine<'a> {
+    group: &'a str,
+    description: &'a str,
+    count: u32,
+}
+
+fn line(g: &GroupEntry) -> String {
+    serde_json::to_string(&GroupLine {
+        group: &g.name,
+        description: &g.description,
+        count: g.tools.end - g.tools.start,
+    })
+    .unwrap_or_default()
+}
+
+pub(super) fn list_groups(
+    dir: &Directory,
+    settings: &Settings,
+    arguments: &Value,
+) -> Result<String, ToolError> {
+    let obj = object(&settings.names.list_groups, arguments, &["offset"])?;
+    let offset = opt_uint(obj, "offset")?.unwrap_or(0);
+    let groups = dir.groups();
+    let entries = groups.iter().skip(offset).map(line);
+    match fit_page(
+        "{\"groups\":",
+        entries,
+        offset,
+        settings.max_results,
+        groups.len(),
+        settings.max_search_bytes,
+    ) {
+        Ok(p) => Ok(p.json),
+        Err(TooLarge { needed }) => {
+            let g = &groups[offset];
+            Err(ToolError::new(
+                "entry_too_large",
+                format!(
+                    "The entry of group {:?} needs {needed} bytes, more than the {}-byte response budget.",
+                    g.name, settings.max_search_bytes
+                ),
+            )
+            .with("group", g.name.as_str()))
+        }
+    }
+}
+
+/// `unknown_group`: lists the current groups with their descriptions (as many as the response
+/// budget holds; the message says when there are more).
+pub(crate) fn unknown_group(dir: &Directory, settings: &Settings, group: &str) -> ToolError {
+    let all = dir.groups();
+    let base = |shown: usize| {
+        let more = if shown < all.len() {
+            format!(
+                " Showing {shown} of {}; call {} to page through all.",
+                all.len(),
+                settings.names.list_groups
+            )
+        } else {
+            String::new()
+        };
+        ToolError::new(
+            "unknown_group",
+            format!("There is no group {group:?}. Use one of the current groups below and search again.{more}"),
+        )
+        .with("group", group)
+    };
+    let entries: Vec<Value> = all
+        .iter()
+        .map(|g| serde_json::json!({"group": g.name, "description": g.description}))
+        .collect();
+    let mut shown = all.len();
+    loop {
+        let e = base(shown).with("groups", Value::Array(entries[..shown].to_vec()));
+        if shown == 0 || e.to_json().len() <= settings.max_search_bytes {
+            return e;
+        }
+        // Shrink by the overshoot's share, at least one entry per step.
+        let over = e.to_json().len() - settings.max_search_bytes;
+        let avg = e.to_json().len() / shown.max(1);
+        shown = shown.saturating_sub((over / avg.max(1)).max(1));
+    }
+}

@@ -1,0 +1,14 @@
+#![doc = include_str!("../README.md")]
+
+pub mod catalog;
+pub mod config;
+pub mod controls;
+pub mod engine;
+pub mod page;
+pub mod search;
+pub mod text;
+
+pub use catalog::{GroupSpec, SourceTools, ToolDef};
+pub use config::Settings;
+pub use controls::ControlOutput;
+pub use engine::{Engine, EngineError};

@@ -1,0 +1,65 @@
+//! A direct, index-free transcription of the `keyword` ranking rules.
+//!
+//! It scans every tool for every query, so it is slow; it exists as the oracle the indexed
+//! [`KeywordIndex`](super::KeywordIndex) is tested against, and as the baseline peer in the
+//! benchmarks.
+
+use std::ops::Range;
+
+use crate::catalog::{Directory, ToolId};
+use crate::search::keyword::{Match, Rank, best_first, for_each_field};
+use crate::search::{BUCKETS, FIELDS};
+use crate::text::{distinct_words, fold, words};
+
+/// Every match of `query` in `scope`, best first, exactly per DESIGN.md.
+pub fn rank_all(dir: &Directory, query: &str, scope: Range<ToolId>) -> Vec<Match> {
+    let trimmed = query.trim();
+    let keywords = distinct_words(trimmed);
+    let folded_query = fold(trimmed);
+    let mut out = Vec::new();
+    for id in scope {
+        let tool = dir.tool(id);
+        let group = &dir.group_of(id).name;
+        let exact = folded_query == fold(&tool.name) || folded_query == fold(&tool.canonical);
+        if trimmed.is_empty() {
+            out.push(Match {
+                tool: id,
+                rank: Rank::default(),
+            });
+            continue;
+        }
+        let mut texts: Vec<Vec<&str>> = vec![Vec::new(); FIELDS.len()];
+        for_each_field(tool, group, |f, t| texts[f].push(t));
+        let mut rank = Rank {
+            exact,
+            ..Rank::default()
+        };
+        for kw in &keywords {
+            let mut best: Option<usize> = None;
+            for bucket in 0..BUCKETS {
+                let field = bucket % FIELDS.len();
+                let whole = bucket < FIELDS.len();
+                let hit = texts[field].iter().any(|t| {
+                    if whole {
+                        words(t).iter().any(|w| w == kw)
+                    } else {
+                        fold(t).contains(kw.as_str())
+                    }
+                });
+                if hit {
+                    best = Some(bucket);
+                    break;
+                }
+            }
+            if let Some(b) = best {
+                rank.coverage += 1;
+                rank.buckets[b] += 1;
+            }
+        }
+        if rank.exact || rank.coverage > 0 {
+            out.push(Match { tool: id, rank });
+        }
+    }
+    out.sort_by(best_first);
+    out
+}
