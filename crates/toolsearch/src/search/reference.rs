@@ -28,8 +28,13 @@ pub fn rank_all(dir: &Directory, query: &str, scope: Range<ToolId>) -> Vec<Match
             });
             continue;
         }
-        let mut texts: Vec<Vec<&str>> = vec![Vec::new(); FIELDS.len()];
-        for_each_field(tool, group, |f, t| texts[f].push(t));
+        // Per field: the words of each text, and each text folded.
+        let mut word_sets: Vec<Vec<String>> = vec![Vec::new(); FIELDS.len()];
+        let mut folded: Vec<Vec<String>> = vec![Vec::new(); FIELDS.len()];
+        for_each_field(tool, group, |f, t| {
+            word_sets[f].extend(words(t));
+            folded[f].push(fold(t));
+        });
         let mut rank = Rank {
             exact,
             ..Rank::default()
@@ -39,13 +44,11 @@ pub fn rank_all(dir: &Directory, query: &str, scope: Range<ToolId>) -> Vec<Match
             for bucket in 0..BUCKETS {
                 let field = bucket % FIELDS.len();
                 let whole = bucket < FIELDS.len();
-                let hit = texts[field].iter().any(|t| {
-                    if whole {
-                        words(t).iter().any(|w| w == kw)
-                    } else {
-                        fold(t).contains(kw.as_str())
-                    }
-                });
+                let hit = if whole {
+                    word_sets[field].iter().any(|w| w == kw)
+                } else {
+                    folded[field].iter().any(|t| t.contains(kw.as_str()))
+                };
                 if hit {
                     best = Some(bucket);
                     break;

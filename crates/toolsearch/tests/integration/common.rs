@@ -1,0 +1,52 @@
+//! Shared helpers: fixture catalogs and engines.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use toolsearch::catalog::load_catalog_file;
+use toolsearch::{ControlOutput, Engine, Settings, SourceTools};
+
+/// This crate's folder.
+pub fn crate_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared/data/<rel>` from the workspace root.
+pub fn shared_data(rel: &str) -> PathBuf {
+    crate_dir().join("../../../shared/data").join(rel)
+}
+
+/// Sources of a fixture under `tests/fixtures/`.
+pub fn fixture_sources(name: &str) -> Vec<SourceTools> {
+    let path = crate_dir().join("tests/fixtures").join(name);
+    load_catalog_file(&path)
+        .expect("fixture parses")
+        .into_sources(name, false)
+}
+
+/// An engine over a fixture.
+pub fn engine(name: &str, settings: Settings) -> Engine {
+    Engine::new(settings, &fixture_sources(name)).expect("fixture is a valid catalog")
+}
+
+/// Runs a control that must exist.
+pub fn run(engine: &Engine, control: &str, args: Value) -> ControlOutput {
+    engine
+        .handle_control(control, &args)
+        .unwrap_or_else(|| panic!("{control} is a control"))
+}
+
+/// `(group, tool)` pairs of a result's `tools`.
+pub fn names(out: &ControlOutput) -> Vec<(String, String)> {
+    out.value()["tools"]
+        .as_array()
+        .expect("tools array")
+        .iter()
+        .map(|t| {
+            (
+                t["group"].as_str().expect("group").to_owned(),
+                t["tool"].as_str().expect("tool").to_owned(),
+            )
+        })
+        .collect()
+}
