@@ -1,1 +1,230 @@
-fn main() {}
+//! `discover_tools` speed on ToolBench (`../shared/data/toolbench-stable`), at 1k, 10k and 100k
+//! tools. Larger catalogs replicate the 2,479-tool catalog under renamed groups (`<group>-r<i>`,
+//! truncated to 32 characters); 1k takes the first groups up to 1,000 tools.
+//!
+//! `cargo bench -p toolsearch --bench discover` first prints a per-query latency table (p50,
+//! p99 over all 765 ToolBench queries, through the whole control: arguments, ranking, paging,
+//! JSON) with the reference scan as the peer, and the load + index time; then divan runs.
+
+use std::collections::HashSet;
+use std::hint::black_box;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolsearch::catalog::{CatalogFile, Directory, parse_catalog};
+use toolsearch::search::reference::rank_all;
+use toolsearch::{Engine, Settings, SourceTools};
+
+const DATA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/data/toolbench-stable"
+);
+
+fn base() -> &'static CatalogFile {
+    static BASE: OnceLock<CatalogFile> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let text =
+            std::fs::read_to_string(format!("{DATA}/catalog.json")).expect("toolbench catalog");
+        parse_catalog("toolbench", &text).expect("valid")
+    })
+}
+
+fn queries() -> &'static [String] {
+    static Q: OnceLock<Vec<String>> = OnceLock::new();
+    Q.get_or_init(|| {
+        let text = std::fs::read_to_string(format!("{DATA}/queries.jsonl")).expect("queries");
+        text.lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).expect("jsonl")["query"]
+                    .as_str()
+                    .expect("q")
+                    .to_owned()
+            })
+            .collect()
+    })
+}
+
+/// The catalog at `size` tools, as catalog JSON text.
+fn catalog_json(size: usize) -> String {
+    let mut groups = Vec::new();
+    let mut names = HashSet::new();
+    let mut count = 0;
+    'outer: for r in 0.. {
+        for (gi, (g, instructions, tools)) in base().groups.iter().enumerate() {
+            if count >= size {
+                break 'outer;
+            }
+            let name = if r == 0 {
+                g.name.clone()
+            } else {
+                let suffix = format!("-r{r}");
+                let keep = g.name.len().min(32 - suffix.len());
+                format!("{}{suffix}", &g.name[..keep])
+            };
+            let name = if names.insert(name.clone()) {
+                name
+            } else {
+                format!("g{gi}-r{r}")
+            };
+            let take = tools.len().min(size - count);
+            count += take;
+            let tools: Vec<Value> = tools[..take]
+                .iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema}))
+                .collect();
+            groups.push(json!({"name": name, "description": g.description, "instructions": instructions, "tools": tools}));
+        }
+    }
+    json!({"groups": groups}).to_string()
+}
+
+fn sources(size: usize) -> Vec<SourceTools> {
+    parse_catalog("bench", &catalog_json(size))
+        .expect("valid")
+        .into_sources("bench", false)
+}
+
+fn engine(size: usize) -> &'static Engine {
+    static ENGINES: OnceLock<Vec<(usize, Engine)>> = OnceLock::new();
+    let all = ENGINES.get_or_init(|| {
+        [1_000, 10_000, 100_000]
+            .into_iter()
+            .map(|n| {
+                (
+                    n,
+                    Engine::new(Settings::default(), &sources(n)).expect("valid"),
+                )
+            })
+            .collect()
+    });
+    &all.iter().find(|(n, _)| *n == size).expect("size").1
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn time_queries(
+    qs: &[String],
+    passes: usize,
+    mut f: impl FnMut(&str),
+) -> (Duration, Duration, Duration) {
+    for q in qs {
+        f(q);
+    }
+    let mut times = Vec::with_capacity(qs.len() * passes);
+    for _ in 0..passes {
+        for q in qs {
+            let t = Instant::now();
+            f(q);
+            times.push(t.elapsed());
+        }
+    }
+    times.sort();
+    let mean = times.iter().sum::<Duration>() / times.len() as u32;
+    (percentile(&times, 0.5), percentile(&times, 0.99), mean)
+}
+
+fn report() {
+    let qs = queries();
+    println!(
+        "discover_tools over {} ToolBench queries (whole control call, default arguments)",
+        qs.len()
+    );
+    println!(
+        "| tools | toolsearch p50 | p99 | mean | reference scan p50 (peer, {} queries) | p99 | p50 ratio |",
+        qs.len() / 15 + 1
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for size in [1_000, 10_000, 100_000] {
+        let e = engine(size);
+        let (p50, p99, mean) = time_queries(qs, 3, |q| {
+            black_box(e.handle_control("discover_tools", &json!({"query": q})));
+        });
+        let dir = e.catalog().snapshot();
+        let sample: Vec<String> = qs.iter().step_by(15).cloned().collect();
+        let peer = if size <= 10_000 {
+            let (a, b, _) = time_queries(&sample, 1, |q| {
+                black_box(rank_all(&dir, q, 0..dir.tools().len() as u32));
+            });
+            format!(
+                "{a:.2?} | {b:.2?} | {:.0}x",
+                a.as_secs_f64() / p50.as_secs_f64()
+            )
+        } else {
+            "not run (too slow) | - | -".to_owned()
+        };
+        println!("| {size} | {p50:.1?} | {p99:.1?} | {mean:.1?} | {peer} |");
+    }
+    println!();
+    println!("| tools | JSON bytes | parse + validate + index | of which index build |");
+    println!("|---|---|---|---|");
+    for size in [1_000, 10_000, 100_000] {
+        let text = catalog_json(size);
+        let mut best = (Duration::MAX, Duration::MAX);
+        for _ in 0..3 {
+            let t = Instant::now();
+            let srcs = parse_catalog("bench", &text)
+                .expect("valid")
+                .into_sources("bench", false);
+            let parsed = t.elapsed();
+            let dir = Directory::build(&srcs).expect("valid");
+            let total = t.elapsed();
+            black_box(dir);
+            best = (best.0.min(total), best.1.min(total - parsed));
+        }
+        println!(
+            "| {size} | {} | {:.0?} | {:.0?} |",
+            text.len(),
+            best.0,
+            best.1
+        );
+    }
+    println!();
+}
+
+fn main() {
+    report();
+    divan::main();
+}
+
+#[divan::bench(args = [1_000, 10_000, 100_000])]
+fn discover(bencher: divan::Bencher, size: usize) {
+    let e = engine(size);
+    let qs = queries();
+    let mut i = 0;
+    bencher.bench_local(|| {
+        i = (i + 1) % qs.len();
+        black_box(e.handle_control("discover_tools", &json!({"query": qs[i]})))
+    });
+}
+
+#[divan::bench(args = [1_000, 10_000])]
+fn reference_peer(bencher: divan::Bencher, size: usize) {
+    let dir = engine(size).catalog().snapshot();
+    let qs = queries();
+    let mut i = 0;
+    bencher.bench_local(|| {
+        i = (i + 1) % qs.len();
+        black_box(rank_all(&dir, &qs[i], 0..dir.tools().len() as u32))
+    });
+}
+
+#[divan::bench(args = [1_000, 10_000], sample_count = 5)]
+fn build_directory(bencher: divan::Bencher, size: usize) {
+    let srcs = sources(size);
+    bencher.bench_local(|| black_box(Directory::build(&srcs).expect("valid")));
+}
+
+#[divan::bench]
+fn describe_tool(bencher: divan::Bencher) {
+    let e = engine(10_000);
+    bencher.bench_local(|| {
+        black_box(e.handle_control(
+            "describe_tool",
+            &json!({"group": "TheClique", "tool": "Transfermarkt search"}),
+        ))
+    });
+}

@@ -15,45 +15,182 @@ struct Case {
 }
 
 fn case(name: &'static str, control: &'static str, args: Value) -> Case {
-    Case { name, max_results: 10, max_search_bytes: 32768, control, args }
+    Case {
+        name,
+        max_results: 10,
+        max_search_bytes: 32768,
+        control,
+        args,
+    }
 }
 
 fn cases() -> Vec<Case> {
     let long_query = "x".repeat(2049);
     vec![
-        case("discover_payment", "discover_tools", json!({"query": "payment"})),
-        case("discover_customer_name_crm", "discover_tools", json!({"query": "customer name", "group": "crm"})),
-        case("discover_exact_canonical_auto_full", "discover_tools", json!({"query": "my_utools__select"})),
-        case("discover_exact_punctuation", "discover_tools", json!({"query": "?!"})),
-        case("discover_punctuation_no_match", "discover_tools", json!({"query": "??"})),
-        case("discover_full", "discover_tools", json!({"query": "invoice", "detail": "full"})),
-        case("discover_summary_of_exact", "discover_tools", json!({"query": "customer_name", "detail": "summary"})),
-        case("discover_browse_page2", "discover_tools", json!({"limit": 4, "offset": 4})),
-        case("discover_past_end", "discover_tools", json!({"query": "payment", "offset": 50})),
-        case("discover_unknown_group", "discover_tools", json!({"query": "x", "group": "nope"})),
-        case("discover_limit_too_big", "discover_tools", json!({"limit": 11})),
+        case(
+            "discover_payment",
+            "discover_tools",
+            json!({"query": "payment"}),
+        ),
+        case(
+            "discover_customer_name_crm",
+            "discover_tools",
+            json!({"query": "customer name", "group": "crm"}),
+        ),
+        case(
+            "discover_exact_canonical_auto_full",
+            "discover_tools",
+            json!({"query": "my_utools__select"}),
+        ),
+        case(
+            "discover_exact_punctuation",
+            "discover_tools",
+            json!({"query": "?!"}),
+        ),
+        case(
+            "discover_punctuation_no_match",
+            "discover_tools",
+            json!({"query": "??"}),
+        ),
+        case(
+            "discover_full",
+            "discover_tools",
+            json!({"query": "invoice", "detail": "full"}),
+        ),
+        case(
+            "discover_summary_of_exact",
+            "discover_tools",
+            json!({"query": "customer_name", "detail": "summary"}),
+        ),
+        case(
+            "discover_browse_page2",
+            "discover_tools",
+            json!({"limit": 4, "offset": 4}),
+        ),
+        case(
+            "discover_past_end",
+            "discover_tools",
+            json!({"query": "payment", "offset": 50}),
+        ),
+        case(
+            "discover_unknown_group",
+            "discover_tools",
+            json!({"query": "x", "group": "nope"}),
+        ),
+        case(
+            "discover_limit_too_big",
+            "discover_tools",
+            json!({"limit": 11}),
+        ),
         case("discover_limit_zero", "discover_tools", json!({"limit": 0})),
-        case("discover_bad_detail", "discover_tools", json!({"detail": "everything"})),
-        case("discover_unknown_key", "discover_tools", json!({"query": "x", "filter": 1})),
-        case("discover_query_not_string", "discover_tools", json!({"query": 5})),
-        case("discover_query_too_long", "discover_tools", json!({"query": long_query})),
+        case(
+            "discover_bad_detail",
+            "discover_tools",
+            json!({"detail": "everything"}),
+        ),
+        case(
+            "discover_unknown_key",
+            "discover_tools",
+            json!({"query": "x", "filter": 1}),
+        ),
+        case(
+            "discover_query_not_string",
+            "discover_tools",
+            json!({"query": 5}),
+        ),
+        case(
+            "discover_query_too_long",
+            "discover_tools",
+            json!({"query": long_query}),
+        ),
         case("discover_not_object", "discover_tools", json!([1, 2])),
-        case("discover_nulls_are_defaults", "discover_tools", json!({"query": "refund", "group": null, "limit": null})),
-        case("discover_integral_float_limit", "discover_tools", json!({"query": "payment", "limit": 2.0})),
-        case("describe_ok", "describe_tool", json!({"group": "crm", "tool": "customer_name"})),
-        case("describe_unknown_tool_canonical_hint", "describe_tool", json!({"group": "crm", "tool": "crm__customer_name"})),
-        case("describe_unknown_group", "describe_tool", json!({"group": "CRM", "tool": "customer_name"})),
-        case("describe_missing_tool", "describe_tool", json!({"group": "crm"})),
-        case("list_tools_billing_full", "list_tools", json!({"group": "billing", "detail": "full", "limit": 2})),
-        case("list_tools_auto_rejected", "list_tools", json!({"detail": "auto"})),
+        case(
+            "discover_nulls_are_defaults",
+            "discover_tools",
+            json!({"query": "refund", "group": null, "limit": null}),
+        ),
+        case(
+            "discover_integral_float_limit",
+            "discover_tools",
+            json!({"query": "payment", "limit": 2.0}),
+        ),
+        case(
+            "describe_ok",
+            "describe_tool",
+            json!({"group": "crm", "tool": "customer_name"}),
+        ),
+        case(
+            "describe_unknown_tool_canonical_hint",
+            "describe_tool",
+            json!({"group": "crm", "tool": "crm__customer_name"}),
+        ),
+        case(
+            "describe_unknown_group",
+            "describe_tool",
+            json!({"group": "CRM", "tool": "customer_name"}),
+        ),
+        case(
+            "describe_missing_tool",
+            "describe_tool",
+            json!({"group": "crm"}),
+        ),
+        case(
+            "list_tools_billing_full",
+            "list_tools",
+            json!({"group": "billing", "detail": "full", "limit": 2}),
+        ),
+        case(
+            "list_tools_auto_rejected",
+            "list_tools",
+            json!({"detail": "auto"}),
+        ),
         case("list_tool_groups", "list_tool_groups", json!({})),
-        case("list_tool_groups_offset", "list_tool_groups", json!({"offset": 3})),
-        Case { name: "list_tool_groups_paged", max_results: 2, ..case("", "list_tool_groups", json!({"offset": 2})) },
-        Case { name: "byte_cut_summaries", max_search_bytes: 1024, ..case("", "list_tools", json!({})) },
-        Case { name: "byte_cut_full", max_search_bytes: 1024, ..case("", "discover_tools", json!({"query": "payment", "detail": "full"})) },
-        Case { name: "describe_too_large", max_search_bytes: 1024, ..case("", "describe_tool", json!({"group": "big", "tool": "huge_schema"})) },
-        Case { name: "discover_auto_too_large_falls_back", max_search_bytes: 1024, ..case("", "discover_tools", json!({"query": "huge_schema"})) },
-        Case { name: "summary_cut_at_256", ..case("", "discover_tools", json!({"query": "verbose", "detail": "summary"})) },
+        case(
+            "list_tool_groups_offset",
+            "list_tool_groups",
+            json!({"offset": 3}),
+        ),
+        Case {
+            name: "list_tool_groups_paged",
+            max_results: 2,
+            ..case("", "list_tool_groups", json!({"offset": 2}))
+        },
+        Case {
+            name: "byte_cut_summaries",
+            max_search_bytes: 1024,
+            ..case("", "list_tools", json!({}))
+        },
+        Case {
+            name: "byte_cut_full",
+            max_search_bytes: 1024,
+            ..case(
+                "",
+                "discover_tools",
+                json!({"query": "payment", "detail": "full"}),
+            )
+        },
+        Case {
+            name: "describe_too_large",
+            max_search_bytes: 1024,
+            ..case(
+                "",
+                "describe_tool",
+                json!({"group": "big", "tool": "huge_schema"}),
+            )
+        },
+        Case {
+            name: "discover_auto_too_large_falls_back",
+            max_search_bytes: 1024,
+            ..case("", "discover_tools", json!({"query": "huge_schema"}))
+        },
+        Case {
+            name: "summary_cut_at_256",
+            ..case(
+                "",
+                "discover_tools",
+                json!({"query": "verbose", "detail": "summary"}),
+            )
+        },
     ]
 }
 
@@ -68,7 +205,11 @@ fn control_results_match_golden_files() {
             .with_max_search_bytes(c.max_search_bytes);
         let e = engine("seed_golden.json", settings);
         let out = run(&e, c.control, c.args.clone());
-        assert!(out.json.len() <= c.max_search_bytes || out.is_error, "{}: over budget", c.name);
+        assert!(
+            out.json.len() <= c.max_search_bytes || out.is_error,
+            "{}: over budget",
+            c.name
+        );
         let record = json!({"control": c.control, "arguments": c.args, "is_error": out.is_error, "result": out.value()});
         let path = dir.join(format!("{}.json", c.name));
         if update {
@@ -79,7 +220,10 @@ fn control_results_match_golden_files() {
         let golden: Value = match std::fs::read_to_string(&path) {
             Ok(t) => serde_json::from_str(&t).expect("golden parses"),
             Err(_) => {
-                failures.push(format!("{}: no golden file (run with UPDATE_GOLDEN=1)", c.name));
+                failures.push(format!(
+                    "{}: no golden file (run with UPDATE_GOLDEN=1)",
+                    c.name
+                ));
                 continue;
             }
         };

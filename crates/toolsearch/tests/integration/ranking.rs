@@ -12,14 +12,35 @@ use toolsearch::{Engine, GroupSpec, Settings, SourceTools, ToolDef};
 use crate::common::shared_data;
 
 const VOCAB: &[&str] = &[
-    "pay", "payment", "Payments", "get", "getHTTPServer", "user", "UserName", "id", "a", "ab", "ba",
-    "x_y", "refund", "Größe", "größer", "日本", "v2", "base64Encode", "HTTP", "é",
+    "pay",
+    "payment",
+    "Payments",
+    "get",
+    "getHTTPServer",
+    "user",
+    "UserName",
+    "id",
+    "a",
+    "ab",
+    "ba",
+    "x_y",
+    "refund",
+    "Größe",
+    "größer",
+    "日本",
+    "v2",
+    "base64Encode",
+    "HTTP",
+    "é",
 ];
 const PUNCT: &[&str] = &[" ", "_", "-", ", ", ". ", "/", "  ", "'"];
 
 fn text(max_words: usize) -> impl Strategy<Value = String> {
     proptest::collection::vec((0..VOCAB.len(), 0..PUNCT.len()), 0..max_words).prop_map(|parts| {
-        parts.iter().map(|(w, p)| format!("{}{}", VOCAB[*w], PUNCT[*p])).collect::<String>()
+        parts
+            .iter()
+            .map(|(w, p)| format!("{}{}", VOCAB[*w], PUNCT[*p]))
+            .collect::<String>()
     })
 }
 
@@ -31,8 +52,15 @@ fn schema() -> impl Strategy<Value = Map<String, Value>> {
         .prop_map(|(props, root_desc)| {
             let mut properties = Map::new();
             for (name, desc, enum_word) in props {
-                let name = if name.is_empty() { "p".to_owned() } else { name };
-                properties.insert(name, json!({"type": "string", "description": desc, "enum": [enum_word]}));
+                let name = if name.is_empty() {
+                    "p".to_owned()
+                } else {
+                    name
+                };
+                properties.insert(
+                    name,
+                    json!({"type": "string", "description": desc, "enum": [enum_word]}),
+                );
             }
             let mut m = Map::new();
             m.insert("type".into(), json!("object"));
@@ -44,28 +72,45 @@ fn schema() -> impl Strategy<Value = Map<String, Value>> {
 
 fn catalog() -> impl Strategy<Value = Vec<SourceTools>> {
     let groups = ["a", "a_", "ab", "pay_ments", "User-x"];
-    proptest::collection::vec((0..groups.len(), text(3), text(6), schema()), 1..25).prop_map(move |tools| {
-        let mut by_group: BTreeMap<&str, Vec<ToolDef>> = BTreeMap::new();
-        for (g, name, desc, schema) in tools {
-            let name = name.trim().to_owned();
-            let name = if name.is_empty() { "t".to_owned() } else { name };
-            let list = by_group.entry(groups[g]).or_default();
-            if list.iter().all(|t| t.name != name) {
-                list.push(ToolDef::new(name, desc).with_input_schema(schema));
+    proptest::collection::vec((0..groups.len(), text(3), text(6), schema()), 1..25).prop_map(
+        move |tools| {
+            let mut by_group: BTreeMap<&str, Vec<ToolDef>> = BTreeMap::new();
+            for (g, name, desc, schema) in tools {
+                let name = name.trim().to_owned();
+                let name = if name.is_empty() {
+                    "t".to_owned()
+                } else {
+                    name
+                };
+                let list = by_group.entry(groups[g]).or_default();
+                if list.iter().all(|t| t.name != name) {
+                    list.push(ToolDef::new(name, desc).with_input_schema(schema));
+                }
             }
-        }
-        by_group
-            .into_iter()
-            .map(|(g, tools)| SourceTools::grouped(g, GroupSpec::new(g, format!("group {g}")), tools))
-            .collect()
-    })
+            by_group
+                .into_iter()
+                .map(|(g, tools)| {
+                    SourceTools::grouped(g, GroupSpec::new(g, format!("group {g}")), tools)
+                })
+                .collect()
+        },
+    )
 }
 
 fn query() -> impl Strategy<Value = String> {
-    prop_oneof![text(5), Just(String::new()), Just("  ?! ".to_owned()), Just("a_u__pay".to_owned())]
+    prop_oneof![
+        text(5),
+        Just(String::new()),
+        Just("  ?! ".to_owned()),
+        Just("a_u__pay".to_owned())
+    ]
 }
 
-fn check_against_reference(dir: &Directory, q: &str, scope: std::ops::Range<u32>) -> Result<(), TestCaseError> {
+fn check_against_reference(
+    dir: &Directory,
+    q: &str,
+    scope: std::ops::Range<u32>,
+) -> Result<(), TestCaseError> {
     let want = rank_all(dir, q, scope.clone());
     let got = dir.keyword_index().search(q, scope.clone(), usize::MAX);
     prop_assert_eq!(got.total, want.len(), "total for {:?}", q);
@@ -153,9 +198,12 @@ proptest! {
 #[test]
 fn toolbench_queries_rank_like_the_reference() {
     let path = shared_data("toolbench-stable/catalog.json");
-    let sources = load_catalog_file(&path).expect("catalog").into_sources("toolbench", false);
+    let sources = load_catalog_file(&path)
+        .expect("catalog")
+        .into_sources("toolbench", false);
     let dir = Directory::build(&sources).expect("valid");
-    let queries = std::fs::read_to_string(shared_data("toolbench-stable/queries.jsonl")).expect("queries");
+    let queries =
+        std::fs::read_to_string(shared_data("toolbench-stable/queries.jsonl")).expect("queries");
     let all = 0..dir.tools().len() as u32;
     for line in queries.lines().step_by(40) {
         let q: Value = serde_json::from_str(line).expect("jsonl");

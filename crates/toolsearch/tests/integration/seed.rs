@@ -6,7 +6,9 @@ use toolsearch::Settings;
 use crate::common::{engine, names, run};
 
 fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
-    v.iter().map(|(g, t)| ((*g).to_owned(), (*t).to_owned())).collect()
+    v.iter()
+        .map(|(g, t)| ((*g).to_owned(), (*t).to_owned()))
+        .collect()
 }
 
 #[test]
@@ -15,7 +17,11 @@ fn payment_finds_payment_lookup_and_refund_payment_after_the_exact_tool() {
     let out = run(&e, "discover_tools", json!({"query": "payment"}));
     assert_eq!(
         names(&out)[..3],
-        pairs(&[("billing", "payment"), ("billing", "payment_lookup"), ("billing", "refund_payment")])
+        pairs(&[
+            ("billing", "payment"),
+            ("billing", "payment_lookup"),
+            ("billing", "refund_payment")
+        ])
     );
     // Not a single exact match, so auto stays summary.
     assert_eq!(out.value()["detail"], "summary");
@@ -24,8 +30,15 @@ fn payment_finds_payment_lookup_and_refund_payment_after_the_exact_tool() {
 #[test]
 fn customer_name_is_found_by_words_in_crm() {
     let e = engine("seed.json", Settings::default());
-    let out = run(&e, "discover_tools", json!({"query": "customer name", "group": "crm"}));
-    assert_eq!(names(&out)[0], ("crm".to_owned(), "customer_name".to_owned()));
+    let out = run(
+        &e,
+        "discover_tools",
+        json!({"query": "customer name", "group": "crm"}),
+    );
+    assert_eq!(
+        names(&out)[0],
+        ("crm".to_owned(), "customer_name".to_owned())
+    );
     assert!(names(&out).iter().all(|(g, _)| g == "crm"));
 }
 
@@ -33,13 +46,24 @@ fn customer_name_is_found_by_words_in_crm() {
 fn canonical_names_order_the_browse() {
     let e = engine("seed.json", Settings::default().with_max_results(100));
     let out = run(&e, "list_tools", json!({"limit": 100}));
-    let got: Vec<String> = names(&out).into_iter().map(|(g, t)| format!("{g}/{t}")).collect();
+    let got: Vec<String> = names(&out)
+        .into_iter()
+        .map(|(g, t)| format!("{g}/{t}"))
+        .collect();
     // a___b < a__?! ('_' > '?') … a_u__b < billing… < crm… < my_utools__select.
     assert_eq!(
         got,
         [
-            "a/?!", "a/_b", "a_/b", "billing/invoice_pdf", "billing/payment", "billing/payment_lookup",
-            "billing/refund_payment", "crm/customer_name", "crm/getHTTPServer", "crm/update_account",
+            "a/?!",
+            "a/_b",
+            "a_/b",
+            "billing/invoice_pdf",
+            "billing/payment",
+            "billing/payment_lookup",
+            "billing/refund_payment",
+            "crm/customer_name",
+            "crm/getHTTPServer",
+            "crm/update_account",
             "my_tools/select"
         ]
     );
@@ -48,15 +72,30 @@ fn canonical_names_order_the_browse() {
 #[test]
 fn exact_canonical_name_expands_to_the_full_definition() {
     let e = engine("seed.json", Settings::default());
-    let out = run(&e, "discover_tools", json!({"query": "  MY_UTOOLS__SELECT "}));
+    let out = run(
+        &e,
+        "discover_tools",
+        json!({"query": "  MY_UTOOLS__SELECT "}),
+    );
     let v = out.value();
     assert_eq!(v["detail"], "full");
     assert_eq!(v["tools"][0]["tool"], "select");
-    assert_eq!(v["tools"][0]["parameters_json_schema"], json!({"type": "object", "properties": {}}));
+    assert_eq!(
+        v["tools"][0]["parameters_json_schema"],
+        json!({"type": "object", "properties": {}})
+    );
     // limit 1 over many candidates never expands, nor does an offset.
-    let out = run(&e, "discover_tools", json!({"query": "payment", "limit": 1}));
+    let out = run(
+        &e,
+        "discover_tools",
+        json!({"query": "payment", "limit": 1}),
+    );
     assert_eq!(out.value()["detail"], "summary");
-    let out = run(&e, "discover_tools", json!({"query": "my_utools__select", "offset": 1}));
+    let out = run(
+        &e,
+        "discover_tools",
+        json!({"query": "my_utools__select", "offset": 1}),
+    );
     assert_eq!(out.value()["detail"], "summary");
 }
 
@@ -64,7 +103,10 @@ fn exact_canonical_name_expands_to_the_full_definition() {
 fn camel_case_words_match_whole() {
     let e = engine("seed.json", Settings::default());
     let out = run(&e, "discover_tools", json!({"query": "http server"}));
-    assert_eq!(names(&out)[0], ("crm".to_owned(), "getHTTPServer".to_owned()));
+    assert_eq!(
+        names(&out)[0],
+        ("crm".to_owned(), "getHTTPServer".to_owned())
+    );
 }
 
 #[test]
@@ -72,7 +114,14 @@ fn never_searchable_fields_never_match() {
     let e = engine("seed.json", Settings::default());
     // Words found only in: an enum value, a default, group descriptions, source instructions,
     // a return schema.
-    for q in ["zanzibar", "nobody", "invoices refunds", "records operations", "stable identifiers labels", "zorblax"] {
+    for q in [
+        "zanzibar",
+        "nobody",
+        "invoices refunds",
+        "records operations",
+        "stable identifiers labels",
+        "zorblax",
+    ] {
         let out = run(&e, "discover_tools", json!({"query": q}));
         assert_eq!(out.value()["total"], 0, "{q}: {}", out.json);
     }
@@ -95,12 +144,18 @@ fn whole_word_beats_substring_and_field_priority_decides_ties() {
     // "invoice": whole word in invoice_pdf's name; whole word in payment's description;
     // substring of invoice_id (property name) elsewhere only.
     let out = run(&e, "discover_tools", json!({"query": "invoice"}));
-    assert_eq!(names(&out), pairs(&[("billing", "invoice_pdf"), ("billing", "payment")]));
+    assert_eq!(
+        names(&out),
+        pairs(&[("billing", "invoice_pdf"), ("billing", "payment")])
+    );
 }
 
 #[test]
 fn no_grouped_tools_means_no_controls() {
-    let sources = vec![toolsearch::SourceTools::direct("d", vec![toolsearch::ToolDef::new("now", "")])];
+    let sources = vec![toolsearch::SourceTools::direct(
+        "d",
+        vec![toolsearch::ToolDef::new("now", "")],
+    )];
     let e = toolsearch::Engine::new(Settings::default(), &sources).expect("valid");
     assert!(e.control_definitions().is_empty());
     assert!(e.instructions().is_none());
@@ -111,13 +166,20 @@ fn no_grouped_tools_means_no_controls() {
 fn control_names_are_configurable_and_clashes_are_errors() {
     let mut names_cfg = toolsearch::config::ControlNames::default();
     names_cfg.discover = "find".into();
-    let e = engine("seed.json", Settings::default().with_names(names_cfg.clone()));
+    let e = engine(
+        "seed.json",
+        Settings::default().with_names(names_cfg.clone()),
+    );
     assert!(e.handle_control("discover_tools", &json!({})).is_none());
     assert!(!run(&e, "find", json!({"query": "payment"})).is_error);
     let defs = e.control_definitions();
     assert_eq!(defs[0].name, "find");
     assert!(defs[0].description.contains("describe_tool"));
-    assert!(e.instructions().expect("instructions").contains("call find with"));
+    assert!(
+        e.instructions()
+            .expect("instructions")
+            .contains("call find with")
+    );
     names_cfg.discover = "now".into();
     let err = toolsearch::Engine::new(
         Settings::default().with_names(names_cfg),
@@ -146,7 +208,13 @@ fn snapshots_are_replaced_for_the_next_call() {
         toolsearch::GroupSpec::new("late", "Added later"),
         vec![toolsearch::ToolDef::new("zebra_feed", "Feed the zebra.")],
     ));
-    assert_eq!(run(&e, "discover_tools", json!({"query": "zebra"})).value()["total"], 0);
+    assert_eq!(
+        run(&e, "discover_tools", json!({"query": "zebra"})).value()["total"],
+        0
+    );
     e.reload(&sources).expect("valid");
-    assert_eq!(run(&e, "discover_tools", json!({"query": "zebra"})).value()["total"], 1);
+    assert_eq!(
+        run(&e, "discover_tools", json!({"query": "zebra"})).value()["total"],
+        1
+    );
 }
