@@ -55,7 +55,7 @@ pub fn run(a: ControlArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("ARGS_JSON is not valid JSON ({:?})", a.args_json))?;
     let label = a.catalog.display().to_string();
     let sources = load_catalog_file(&a.catalog)?.into_sources(&label, false);
-    let engine = Engine::new(settings, &sources)?;
+    let engine = Engine::new(settings, sources)?;
     let Some(out) = engine.handle_control(&a.name, &arguments) else {
         let names: Vec<String> = engine
             .control_definitions()

@@ -6,6 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// Building a large catalog makes millions of small allocations; mimalloc does them markedly
+/// faster than the system allocator (see BENCHMARKS.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Tool search for LLM agents: one catalog behind a few control tools.
 #[derive(Debug, Parser)]
 #[command(name = "toolsearch", version, about)]

@@ -32,7 +32,7 @@ pub struct Engine {
 
 impl Engine {
     /// Validates settings and sources and builds the first snapshot.
-    pub fn new(settings: Settings, sources: &[SourceTools]) -> Result<Self, EngineError> {
+    pub fn new(settings: Settings, sources: Vec<SourceTools>) -> Result<Self, EngineError> {
         let problems = settings.problems();
         if !problems.is_empty() {
             return Err(EngineError::Settings(problems));
@@ -68,7 +68,7 @@ impl Engine {
     }
 
     /// Replaces the snapshot with one built from `sources` (the next control call sees it).
-    pub fn reload(&self, sources: &[SourceTools]) -> Result<(), EngineError> {
+    pub fn reload(&self, sources: Vec<SourceTools>) -> Result<(), EngineError> {
         let dir = Directory::build(sources)?;
         check_clashes(&self.settings, &dir)?;
         self.catalog.replace(dir);

@@ -5,6 +5,7 @@ pub mod config;
 pub mod controls;
 pub mod engine;
 pub mod page;
+mod parallel;
 pub mod search;
 pub mod text;
 

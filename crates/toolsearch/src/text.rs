@@ -19,15 +19,24 @@ pub fn words(text: &str) -> Vec<String> {
 
 /// Calls `f` with every word of `text`, in order, repeats included.
 pub fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
-    let chars: Vec<char> = text.chars().collect();
     let mut word = String::new();
-    for (i, &c) in chars.iter().enumerate() {
+    let mut prev: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
         if !c.is_alphanumeric() {
             flush(&mut word, &mut f);
+            prev = Some(c);
             continue;
         }
-        if i > 0 && is_camel_boundary(chars[i - 1], c, chars.get(i + 1).copied()) {
+        if let Some(p) = prev
+            && is_camel_boundary(p, c, chars.peek().copied())
+        {
             flush(&mut word, &mut f);
+        }
+        prev = Some(c);
+        if c.is_ascii() {
+            word.push(c.to_ascii_lowercase());
+            continue;
         }
         for folded in c.to_lowercase() {
             if folded.is_alphanumeric() {
@@ -77,12 +86,25 @@ pub fn fold(text: &str) -> String {
 /// word, so letters and digits only) is a substring of the folded text exactly when it is a
 /// substring of one of these runs.
 pub fn for_each_folded_run(text: &str, mut f: impl FnMut(&str)) {
-    let folded = fold(text);
-    for run in folded.split(|c: char| !c.is_alphanumeric()) {
-        if !run.is_empty() {
-            f(run);
+    let mut run = String::new();
+    for c in text.chars() {
+        if c.is_ascii() {
+            if c.is_ascii_alphanumeric() {
+                run.push(c.to_ascii_lowercase());
+            } else {
+                flush(&mut run, &mut f);
+            }
+            continue;
+        }
+        for folded in c.to_lowercase() {
+            if folded.is_alphanumeric() {
+                run.push(folded);
+            } else {
+                flush(&mut run, &mut f);
+            }
         }
     }
+    flush(&mut run, &mut f);
 }
 
 /// Longest summary description, in characters, kept whole; longer ones are cut.

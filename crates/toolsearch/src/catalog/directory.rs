@@ -4,11 +4,11 @@
 //! in the canonical-name tie break, and each group's tools are one contiguous range (an escaped
 //! group never contains `__`, so `<escaped group>__` prefixes exactly that group's tools).
 
-use std::collections::{HashMap, hash_map::Entry};
 use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, RwLock};
 
+use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -79,8 +79,8 @@ pub struct Directory {
     groups: Vec<GroupEntry>,
     tools: Vec<ToolEntry>,
     direct: Vec<DirectEntry>,
-    group_by_name: HashMap<String, u32>,
-    tool_by_canonical: HashMap<String, ToolId>,
+    group_by_name: FxHashMap<String, u32>,
+    tool_by_canonical: FxHashMap<String, ToolId>,
     index: KeywordIndex,
 }
 
@@ -104,7 +104,7 @@ impl fmt::Display for DirectoryError {
 }
 
 struct Pending {
-    group_key: String,
+    group_key: Arc<str>,
     def: ToolDef,
     instructions: Arc<[String]>,
     source: Arc<str>,
@@ -113,137 +113,71 @@ struct Pending {
 impl Directory {
     /// Validates the sources and builds the snapshot; reports every problem found. Several
     /// [`SourceTools`] may carry the same source name (a catalog file yields one per group).
-    pub fn build(sources: &[SourceTools]) -> Result<Self, DirectoryError> {
-        let mut problems = Vec::new();
-        // group name -> (description, first source, sources)
-        let mut groups: HashMap<String, (String, String, Vec<String>)> = HashMap::new();
-        let mut local_names: HashMap<(String, String), String> = HashMap::new();
-        let mut direct_names: HashMap<String, String> = HashMap::new();
-        let mut pending = Vec::new();
-        let mut direct = Vec::new();
-
-        for src in sources {
-            let sloc = format!("source {:?}", src.source);
-            let source: Arc<str> = Arc::from(src.source.as_str());
-            match &src.presentation {
-                Presentation::Group(g) => {
-                    let gloc = format!("{sloc}: group {:?}", g.name);
-                    let mut group_ok = true;
-                    for p in [
-                        group_name_problem(&g.name),
-                        group_description_problem(&g.description),
-                    ]
-                    .into_iter()
-                    .flatten()
-                    {
-                        problems.push((gloc.clone(), p));
-                        group_ok = false;
-                    }
-                    if !group_ok {
-                        continue;
-                    }
-                    match groups.entry(g.name.clone()) {
-                        Entry::Vacant(v) => {
-                            v.insert((
-                                g.description.clone(),
-                                src.source.clone(),
-                                vec![src.source.clone()],
-                            ));
-                        }
-                        Entry::Occupied(mut o) => {
-                            let (desc, first, srcs) = o.get_mut();
-                            if *desc != g.description {
-                                problems.push((
-                                    gloc.clone(),
-                                    format!(
-                                        "source {first:?} already describes this group differently; \
-                                         sources sharing a group must use the same description"
-                                    ),
-                                ));
-                                continue;
-                            }
-                            srcs.push(src.source.clone());
-                        }
-                    }
-                    let instructions: Arc<[String]> = src.instructions.clone().into();
-                    for (i, def) in src.tools.iter().enumerate() {
-                        let tloc = format!("{gloc}: tools[{i}] ({:?})", def.name);
-                        if let Some(p) = tool_name_problem(&def.name) {
-                            problems.push((tloc, p));
-                            continue;
-                        }
-                        match local_names.entry((g.name.clone(), def.name.clone())) {
-                            Entry::Occupied(o) => {
-                                problems.push((
-                                    tloc,
-                                    format!(
-                                        "tool name is already used in this group (by source {:?})",
-                                        o.get()
-                                    ),
-                                ));
-                                continue;
-                            }
-                            Entry::Vacant(v) => {
-                                v.insert(src.source.clone());
-                            }
-                        }
-                        pending.push(Pending {
-                            group_key: g.name.clone(),
-                            def: def.clone(),
-                            instructions: instructions.clone(),
-                            source: source.clone(),
-                        });
-                    }
-                }
-                Presentation::Direct => {
-                    for (i, def) in src.tools.iter().enumerate() {
-                        let tloc = format!("{sloc}: tools[{i}] ({:?})", def.name);
-                        if let Some(p) = tool_name_problem(&def.name) {
-                            problems.push((tloc, p));
-                            continue;
-                        }
-                        if let Some(other) =
-                            direct_names.insert(def.name.clone(), src.source.clone())
-                        {
-                            problems.push((
-                                tloc,
-                                format!("direct tool name is already used by source {other:?}"),
-                            ));
-                            continue;
-                        }
-                        direct.push(DirectEntry {
-                            def: def.clone(),
-                            source: source.clone(),
-                        });
-                    }
-                }
-            }
-        }
+    pub fn build(sources: Vec<SourceTools>) -> Result<Self, DirectoryError> {
+        let problems = validate(&sources);
         if !problems.is_empty() {
             return Err(DirectoryError { problems });
+        }
+        // group name -> (description, sources)
+        let mut groups: FxHashMap<String, (String, Vec<String>)> = FxHashMap::default();
+        let mut pending = Vec::new();
+        let mut direct = Vec::new();
+        for src in sources {
+            let source: Arc<str> = Arc::from(src.source.as_str());
+            match src.presentation {
+                Presentation::Group(g) => {
+                    let entry = groups
+                        .entry(g.name.clone())
+                        .or_insert_with(|| (g.description, Vec::new()));
+                    if !entry.1.contains(&src.source) {
+                        entry.1.push(src.source.clone());
+                    }
+                    let instructions: Arc<[String]> = src.instructions.into();
+                    let group_key: Arc<str> = Arc::from(g.name.as_str());
+                    pending.extend(src.tools.into_iter().map(|def| Pending {
+                        group_key: group_key.clone(),
+                        def,
+                        instructions: instructions.clone(),
+                        source: source.clone(),
+                    }));
+                }
+                Presentation::Direct => {
+                    direct.extend(src.tools.into_iter().map(|def| DirectEntry {
+                        def,
+                        source: source.clone(),
+                    }));
+                }
+            }
         }
 
         let mut group_names: Vec<&String> = groups.keys().collect();
         group_names.sort();
-        let group_by_name: HashMap<String, u32> = group_names
+        let group_by_name: FxHashMap<String, u32> = group_names
             .iter()
             .enumerate()
             .map(|(i, n)| ((*n).clone(), i as u32))
             .collect();
 
-        let mut with_canonical: Vec<(String, Pending)> = pending
-            .into_iter()
-            .map(|p| (canonical_name(&p.group_key, &p.def.name), p))
+        // Sort small (name, index) pairs, then move each pending tool once.
+        let mut order: Vec<(String, usize)> = pending
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (canonical_name(&p.group_key, &p.def.name), i))
             .collect();
-        with_canonical.sort_by(|a, b| a.0.cmp(&b.0));
-
+        order.sort_unstable();
+        let mut slots: Vec<Option<Pending>> = pending.into_iter().map(Some).collect();
+        let with_canonical: Vec<(String, Pending)> = order
+            .into_iter()
+            .filter_map(|(c, i)| slots[i].take().map(|p| (c, p)))
+            .collect();
         let mut tools = Vec::with_capacity(with_canonical.len());
-        let mut tool_by_canonical = HashMap::with_capacity(with_canonical.len());
+        let mut tool_by_canonical =
+            FxHashMap::with_capacity_and_hasher(with_canonical.len(), Default::default());
         let mut ranges: Vec<Range<ToolId>> = vec![0..0; group_names.len()];
         let mut first_seen = vec![false; group_names.len()];
         for (id, (canonical, p)) in with_canonical.into_iter().enumerate() {
             let id = id as ToolId;
-            let group = group_by_name[&p.group_key];
+            let group = group_by_name[&*p.group_key];
             let r = &mut ranges[group as usize];
             if !first_seen[group as usize] {
                 *r = id..id;
@@ -252,14 +186,17 @@ impl Directory {
             debug_assert_eq!(r.end, id, "group tools are contiguous");
             r.end = id + 1;
             tool_by_canonical.insert(canonical.clone(), id);
-            tools.push(make_entry(group, canonical, p));
+            tools.push((group, canonical, p));
         }
+        let tools = crate::parallel::map_owned(tools, |(group, canonical, p)| {
+            make_entry(group, canonical, p)
+        });
 
         let groups: Vec<GroupEntry> = group_names
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                let (description, _, sources) = &groups[*n];
+                let (description, sources) = &groups[*n];
                 GroupEntry {
                     name: (*n).clone(),
                     description: description.clone(),
@@ -321,6 +258,73 @@ impl Directory {
     pub fn keyword_index(&self) -> &KeywordIndex {
         &self.index
     }
+}
+
+/// Every problem with a set of sources, each with its location.
+fn validate(sources: &[SourceTools]) -> Vec<(String, String)> {
+    let mut problems = Vec::new();
+    // group name -> (description, first source)
+    let mut groups: FxHashMap<&str, (&str, &str)> = FxHashMap::default();
+    let mut local_names: FxHashMap<(&str, &str), &str> = FxHashMap::default();
+    let mut direct_names: FxHashMap<&str, &str> = FxHashMap::default();
+    for src in sources {
+        let sloc = format!("source {:?}", src.source);
+        match &src.presentation {
+            Presentation::Group(g) => {
+                let gloc = format!("{sloc}: group {:?}", g.name);
+                let own = [
+                    group_name_problem(&g.name),
+                    group_description_problem(&g.description),
+                ];
+                if own.iter().any(Option::is_some) {
+                    problems.extend(own.into_iter().flatten().map(|p| (gloc.clone(), p)));
+                    continue;
+                }
+                let (desc, first) = *groups
+                    .entry(&g.name)
+                    .or_insert((&g.description, &src.source));
+                if desc != g.description {
+                    problems.push((
+                        gloc,
+                        format!(
+                            "source {first:?} already describes this group differently; \
+                             sources sharing a group must use the same description"
+                        ),
+                    ));
+                    continue;
+                }
+                for (i, def) in src.tools.iter().enumerate() {
+                    let tloc = || format!("{gloc}: tools[{i}] ({:?})", def.name);
+                    if let Some(p) = tool_name_problem(&def.name) {
+                        problems.push((tloc(), p));
+                    } else if let Some(other) =
+                        local_names.insert((&g.name, &def.name), &src.source)
+                    {
+                        problems.push((
+                            tloc(),
+                            format!(
+                                "tool name is already used in this group (by source {other:?})"
+                            ),
+                        ));
+                    }
+                }
+            }
+            Presentation::Direct => {
+                for (i, def) in src.tools.iter().enumerate() {
+                    let tloc = || format!("{sloc}: tools[{i}] ({:?})", def.name);
+                    if let Some(p) = tool_name_problem(&def.name) {
+                        problems.push((tloc(), p));
+                    } else if let Some(other) = direct_names.insert(&def.name, &src.source) {
+                        problems.push((
+                            tloc(),
+                            format!("direct tool name is already used by source {other:?}"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    problems
 }
 
 /// Why a local tool name is not valid, or `None`. Names are free text (catalogs such as
@@ -423,7 +427,7 @@ mod tests {
 
     #[test]
     fn tools_sorted_by_canonical_and_groups_contiguous() {
-        let d = Directory::build(&[
+        let d = Directory::build(vec![
             src("s1", "a_", "x", &["b", "a"]),
             src("s2", "a", "y", &["_b", "z"]),
             src("s3", "ab", "w", &["q"]),
@@ -444,14 +448,17 @@ mod tests {
     #[test]
     fn shared_groups_need_the_same_description() {
         assert!(
-            Directory::build(&[
+            Directory::build(vec![
                 src("s1", "g", "same", &["a"]),
                 src("s2", "g", "same", &["b"])
             ])
             .is_ok()
         );
-        let err = Directory::build(&[src("s1", "g", "one", &["a"]), src("s2", "g", "two", &["b"])])
-            .expect_err("different descriptions");
+        let err = Directory::build(vec![
+            src("s1", "g", "one", &["a"]),
+            src("s2", "g", "two", &["b"]),
+        ])
+        .expect_err("different descriptions");
         assert_eq!(err.problems.len(), 1);
         assert!(
             err.to_string().contains("source \"s2\": group \"g\""),
@@ -461,7 +468,7 @@ mod tests {
 
     #[test]
     fn every_problem_is_reported_with_its_location() {
-        let err = Directory::build(&[
+        let err = Directory::build(vec![
             src("s1", "g", "d", &["a", "a", ""]),
             src("s1", "bad__name", "d", &[]),
             src("s3", "h", " ", &[]),
@@ -479,14 +486,14 @@ mod tests {
 
     #[test]
     fn direct_tools_are_kept_apart_and_must_be_distinct() {
-        let d = Directory::build(&[
+        let d = Directory::build(vec![
             SourceTools::direct("d1", vec![ToolDef::new("now", "")]),
             src("s", "g", "d", &["now"]),
         ])
         .expect("valid");
         assert_eq!(d.direct().len(), 1);
         assert_eq!(d.tools().len(), 1);
-        let err = Directory::build(&[
+        let err = Directory::build(vec![
             SourceTools::direct("d1", vec![ToolDef::new("now", "")]),
             SourceTools::direct("d2", vec![ToolDef::new("now", "")]),
         ])
@@ -496,9 +503,9 @@ mod tests {
 
     #[test]
     fn readers_keep_their_snapshot() {
-        let cat = Catalog::new(Directory::build(&[src("s", "g", "d", &["a"])]).expect("ok"));
+        let cat = Catalog::new(Directory::build(vec![src("s", "g", "d", &["a"])]).expect("ok"));
         let held = cat.snapshot();
-        cat.replace(Directory::build(&[src("s", "g", "d", &["a", "b"])]).expect("ok"));
+        cat.replace(Directory::build(vec![src("s", "g", "d", &["a", "b"])]).expect("ok"));
         assert_eq!(held.tools().len(), 1);
         assert_eq!(cat.snapshot().tools().len(), 2);
     }

@@ -101,12 +101,12 @@ pub fn load_catalog_file(path: &Path) -> Result<CatalogFile, CatalogFileError> {
 
 /// Parses catalog JSON; `file` names it in errors.
 pub fn parse_catalog(file: &str, text: &str) -> Result<CatalogFile, CatalogFileError> {
-    let value: Value = serde_json::from_str(text).map_err(|source| CatalogFileError::Json {
+    let mut value: Value = serde_json::from_str(text).map_err(|source| CatalogFileError::Json {
         file: file.to_owned(),
         source,
     })?;
     let mut p = Problems::default();
-    let catalog = read_catalog(&value, &mut p);
+    let catalog = read_catalog(&mut value, &mut p);
     if p.0.is_empty() {
         Ok(catalog)
     } else {
@@ -151,7 +151,7 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn read_catalog(value: &Value, p: &mut Problems) -> CatalogFile {
+fn read_catalog(value: &mut Value, p: &mut Problems) -> CatalogFile {
     let mut out = CatalogFile::default();
     let Value::Object(root) = value else {
         p.add(
@@ -161,12 +161,12 @@ fn read_catalog(value: &Value, p: &mut Problems) -> CatalogFile {
         return out;
     };
     p.unknown_keys("", root, &["groups", "tools"]);
-    for (i, g) in array_at(root, "groups", "", p).iter().enumerate() {
+    for (i, g) in array_at(root, "groups", "", p).iter_mut().enumerate() {
         if let Some(group) = read_group(i, g, p) {
             out.groups.push(group);
         }
     }
-    for (i, t) in array_at(root, "tools", "", p).iter().enumerate() {
+    for (i, t) in array_at(root, "tools", "", p).iter_mut().enumerate() {
         if let Some(tool) = read_tool(&format!("tools[{i}]"), t, p) {
             out.direct.push(tool);
         }
@@ -175,33 +175,34 @@ fn read_catalog(value: &Value, p: &mut Problems) -> CatalogFile {
 }
 
 fn array_at<'a>(
-    obj: &'a Map<String, Value>,
+    obj: &'a mut Map<String, Value>,
     key: &str,
     loc: &str,
     p: &mut Problems,
-) -> &'a [Value] {
-    match obj.get(key) {
-        None | Some(Value::Null) => &[],
+) -> &'a mut [Value] {
+    match obj.get_mut(key) {
+        None | Some(Value::Null) => &mut [],
         Some(Value::Array(a)) => a,
         Some(other) => {
             p.add(
                 loc,
                 format!("{key:?} must be an array, not {}", type_name(other)),
             );
-            &[]
+            &mut []
         }
     }
 }
 
 fn read_group(
     i: usize,
-    g: &Value,
+    g: &mut Value,
     p: &mut Problems,
 ) -> Option<(GroupSpec, Vec<String>, Vec<ToolDef>)> {
+    let kind = type_name(g);
     let Value::Object(obj) = g else {
         p.add(
             &format!("groups[{i}]"),
-            format!("a group is an object, not {}", type_name(g)),
+            format!("a group is an object, not {kind}"),
         );
         return None;
     };
@@ -239,7 +240,7 @@ fn read_group(
         ),
     }
     let mut tools = Vec::new();
-    for (j, t) in array_at(obj, "tools", &loc, p).iter().enumerate() {
+    for (j, t) in array_at(obj, "tools", &loc, p).iter_mut().enumerate() {
         if let Some(tool) = read_tool(&format!("{loc}: tools[{j}]"), t, p) {
             tools.push(tool);
         }
@@ -269,9 +270,10 @@ fn required_string(
     }
 }
 
-fn read_tool(loc: &str, t: &Value, p: &mut Problems) -> Option<ToolDef> {
+fn read_tool(loc: &str, t: &mut Value, p: &mut Problems) -> Option<ToolDef> {
+    let kind = type_name(t);
     let Value::Object(obj) = t else {
-        p.add(loc, format!("a tool is an object, not {}", type_name(t)));
+        p.add(loc, format!("a tool is an object, not {kind}"));
         return None;
     };
     let loc = match obj.get("name").and_then(Value::as_str) {
@@ -305,14 +307,14 @@ fn read_tool(loc: &str, t: &Value, p: &mut Problems) -> Option<ToolDef> {
 }
 
 fn schema_at(
-    obj: &Map<String, Value>,
+    obj: &mut Map<String, Value>,
     key: &str,
     loc: &str,
     p: &mut Problems,
 ) -> Option<Map<String, Value>> {
-    match obj.get(key) {
+    match obj.get_mut(key) {
         None | Some(Value::Null) => None,
-        Some(Value::Object(m)) => Some(m.clone()),
+        Some(Value::Object(m)) => Some(std::mem::take(m)),
         Some(other) => {
             p.add(
                 loc,

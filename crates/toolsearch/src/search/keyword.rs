@@ -11,10 +11,19 @@
 //!
 //! A posting is a tool and a bit mask of the fields (bit 0 = name … bit 4 = parameter
 //! descriptions) where the word or token occurs, so the best field is its lowest set bit.
+//!
+//! A keyword's postings are merged once into its `KeywordHits` (each hit tool with its best
+//! bucket), kept as a sorted list or, when it hits many tools, a byte per tool. Merged hits are
+//! cached per snapshot, bounded in size: the expensive keywords are the frequent ones ("the",
+//! "a", "to"), which recur across queries, while rare ones are cheap to merge. Per query, the
+//! counts are accumulated column-wise (one `u16` array per bucket), so a dense keyword is a few
+//! vectorized passes, and ranks are packed into a `u128` for the final selection.
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, RwLock};
+
+use rustc_hash::FxHashMap;
 
 use crate::catalog::directory::{GroupEntry, ToolEntry, ToolId};
 use crate::search::{BUCKETS, FIELDS};
@@ -24,6 +33,20 @@ use crate::text::{distinct_words, fold, for_each_folded_run, for_each_word};
 struct Posting {
     tool: ToolId,
     fields: u8,
+}
+
+/// Posting lists of many ids in one flat array (compressed sparse rows).
+#[derive(Debug, Default)]
+struct Postings {
+    offsets: Vec<u32>,
+    items: Vec<Posting>,
+}
+
+impl Postings {
+    fn get(&self, id: u32) -> &[Posting] {
+        let id = id as usize;
+        &self.items[self.offsets[id] as usize..self.offsets[id + 1] as usize]
+    }
 }
 
 /// How well one tool matches a query; greater is better. The derived order is exactly the
@@ -68,27 +91,72 @@ pub fn best_first(a: &Match, b: &Match) -> std::cmp::Ordering {
 #[derive(Debug)]
 pub struct KeywordIndex {
     tool_count: usize,
-    exact: HashMap<String, Vec<ToolId>>,
-    words: HashMap<Box<str>, u32>,
-    word_postings: Vec<Vec<Posting>>,
-    token_postings: Vec<Vec<Posting>>,
+    exact: FxHashMap<String, Vec<ToolId>>,
+    words: FxHashMap<Box<str>, u32>,
+    word_postings: Postings,
+    token_postings: Postings,
     /// Distinct tokens, each followed by a 0 byte.
     token_text: Vec<u8>,
     /// Suffix array over `token_text`: (start of a suffix at a char boundary, its token).
     suffixes: Vec<(u32, u32)>,
-    char_postings: HashMap<char, Vec<Posting>>,
+    chars: FxHashMap<char, u32>,
+    char_postings: Postings,
+    cache: HitCache,
     scratch: Mutex<Vec<Scratch>>,
 }
 
+/// Every tool one keyword hits, with its best bucket.
+#[derive(Debug)]
+enum KeywordHits {
+    /// Hit tools in ascending order, with their buckets.
+    Sparse(Vec<ToolId>, Vec<u8>),
+    /// One byte per tool: its bucket, or [`NONE`].
+    Dense(Vec<u8>),
+}
+
+impl KeywordHits {
+    fn bytes(&self) -> usize {
+        match self {
+            Self::Sparse(t, _) => t.len() * 5,
+            Self::Dense(d) => d.len(),
+        }
+    }
+}
+
+type CacheMap = HashMap<Box<str>, Arc<KeywordHits>>;
+
+/// One part's `(id, posting)` pairs, with the map renumbering its ids (`None`: already global).
+type PartPairs<'a> = (&'a [(u32, Posting)], Option<&'a [u32]>);
+
+/// Merged hits of recent keywords, bounded in bytes; emptied when full. Keyed by query text,
+/// so it uses the standard (DoS-resistant) hasher.
+#[derive(Debug)]
+struct HitCache {
+    /// Keyword → hits, and the bytes they hold.
+    map: RwLock<(CacheMap, usize)>,
+    budget: usize,
+}
+
+/// Per-query accumulators, reused across queries (all zero between queries).
 #[derive(Debug, Default)]
 struct Scratch {
-    best: Vec<u8>,
+    coverage: Vec<u16>,
+    counts: Vec<Vec<u16>>,
     touched: Vec<ToolId>,
-    ranks: Vec<Rank>,
-    matched: Vec<ToolId>,
+    exact: Vec<ToolId>,
+    best: Vec<u8>,
+    best_touched: Vec<ToolId>,
 }
 
 const NONE: u8 = u8::MAX;
+/// A keyword hitting more than 1/DENSE_DIVISOR of the tools is kept as a byte per tool.
+const DENSE_DIVISOR: usize = 16;
+/// Cache budget, in multiples of the tool count (bytes): room for this many dense keywords.
+const CACHE_DENSE_KEYWORDS: usize = 256;
+/// At most this many distinct keywords count (each rank count is packed in 11 bits). A
+/// 2,048-character query cannot reach it in practice: it would need that many distinct
+/// one-letter words written without separators.
+const MAX_KEYWORDS: usize = 2047;
 
 /// Calls `f(field, text)` for every searchable text of a tool.
 pub(crate) fn for_each_field<'a>(
@@ -107,106 +175,209 @@ pub(crate) fn for_each_field<'a>(
     }
 }
 
-struct Builder {
-    words: HashMap<Box<str>, u32>,
-    word_postings: Vec<Vec<Posting>>,
-    tokens: HashMap<Box<str>, u32>,
-    token_postings: Vec<Vec<Posting>>,
-    token_chars: Vec<Vec<char>>,
-    char_postings: HashMap<char, Vec<Posting>>,
+/// The index material of a contiguous run of tools, with its own vocabularies (local ids).
+#[derive(Default)]
+struct Partial {
+    words: FxHashMap<Box<str>, u32>,
+    word_pairs: Vec<(u32, Posting)>,
+    tokens: FxHashMap<Box<str>, u32>,
+    token_pairs: Vec<(u32, Posting)>,
+    /// Distinct characters of each token (char ids).
+    token_chars: Vec<Vec<u32>>,
+    chars: FxHashMap<char, u32>,
+    char_pairs: Vec<(u32, Posting)>,
+    exact: Vec<(String, ToolId)>,
 }
 
-fn intern(map: &mut HashMap<Box<str>, u32>, postings: &mut Vec<Vec<Posting>>, s: &str) -> u32 {
+fn intern(map: &mut FxHashMap<Box<str>, u32>, s: &str) -> (u32, bool) {
     if let Some(&id) = map.get(s) {
-        return id;
+        return (id, false);
     }
-    let id = postings.len() as u32;
+    let id = map.len() as u32;
     map.insert(s.into(), id);
-    postings.push(Vec::new());
-    id
+    (id, true)
 }
 
-/// Sorts `(id, field bit)` pairs and appends one merged posting per id for `tool`.
-fn flush_postings(pairs: &mut Vec<(u32, u8)>, tool: ToolId, postings: &mut [Vec<Posting>]) {
-    pairs.sort_unstable();
-    let mut i = 0;
-    while i < pairs.len() {
-        let id = pairs[i].0;
-        let mut fields = 0;
-        while i < pairs.len() && pairs[i].0 == id {
-            fields |= pairs[i].1;
-            i += 1;
-        }
-        postings[id as usize].push(Posting { tool, fields });
+fn intern_char(map: &mut FxHashMap<char, u32>, c: char) -> u32 {
+    let next = map.len() as u32;
+    *map.entry(c).or_insert(next)
+}
+
+/// Ids of a map's keys, as a vector indexed by id.
+fn by_id<K: Clone>(map: &FxHashMap<K, u32>) -> Vec<K> {
+    let mut v: Vec<(&K, u32)> = map.iter().map(|(k, &id)| (k, id)).collect();
+    v.sort_unstable_by_key(|&(_, id)| id);
+    v.into_iter().map(|(k, _)| k.clone()).collect()
+}
+
+/// Adds one occurrence of `id` in field `bit` of tool `tool`: a new pair the first time the
+/// tool meets `id`, else the bit joins that pair. `slots[id]` remembers (tool + 1, pair index).
+fn occur(
+    slots: &mut Vec<(u32, u32)>,
+    pairs: &mut Vec<(u32, Posting)>,
+    id: u32,
+    tool: ToolId,
+    bit: u8,
+) {
+    let i = id as usize;
+    if i >= slots.len() {
+        slots.resize(i + 1, (0, 0));
     }
-    pairs.clear();
+    let slot = &mut slots[i];
+    if slot.0 == tool + 1 {
+        pairs[slot.1 as usize].1.fields |= bit;
+    } else {
+        *slot = (tool + 1, pairs.len() as u32);
+        pairs.push((id, Posting { tool, fields: bit }));
+    }
+}
+
+impl Partial {
+    /// Tokenizes `tools`, whose first has id `first`.
+    fn build(tools: &[ToolEntry], groups: &[GroupEntry], first: usize) -> Self {
+        let mut b = Self::default();
+        let (mut word_slots, mut token_slots, mut char_slots) =
+            (Vec::new(), Vec::new(), Vec::new());
+        for (i, tool) in tools.iter().enumerate() {
+            let id = (first + i) as ToolId;
+            let group = &groups[tool.group as usize].name;
+            let lname = fold(&tool.name);
+            let lcanon = fold(&tool.canonical);
+            if lcanon != lname {
+                b.exact.push((lcanon, id));
+            }
+            b.exact.push((lname, id));
+            let tokens_from = b.token_pairs.len();
+            for_each_field(tool, group, |field, text| {
+                let bit = 1u8 << field;
+                for_each_word(text, |w| {
+                    let w = intern(&mut b.words, w).0;
+                    occur(&mut word_slots, &mut b.word_pairs, w, id, bit);
+                });
+                for_each_folded_run(text, |run| {
+                    let (t, new) = intern(&mut b.tokens, run);
+                    if new {
+                        let mut cs: Vec<u32> =
+                            run.chars().map(|c| intern_char(&mut b.chars, c)).collect();
+                        cs.sort_unstable();
+                        cs.dedup();
+                        b.token_chars.push(cs);
+                    }
+                    occur(&mut token_slots, &mut b.token_pairs, t, id, bit);
+                });
+            });
+            // A tool's characters are those of its distinct tokens, with the tokens' fields.
+            for k in tokens_from..b.token_pairs.len() {
+                let (t, p) = b.token_pairs[k];
+                for &c in &b.token_chars[t as usize] {
+                    occur(&mut char_slots, &mut b.char_pairs, c, id, p.fields);
+                }
+            }
+        }
+        b
+    }
+
+    /// Renumbers `next`'s vocabularies (whose tools all come after this one's) into this
+    /// one's, returning the maps for words, tokens and characters.
+    fn absorb_vocabulary(&mut self, next: &Partial) -> [Vec<u32>; 3] {
+        let char_map: Vec<u32> = by_id(&next.chars)
+            .into_iter()
+            .map(|c| intern_char(&mut self.chars, c))
+            .collect();
+        let word_map: Vec<u32> = by_id(&next.words)
+            .iter()
+            .map(|w| intern(&mut self.words, w).0)
+            .collect();
+        let mut token_map = Vec::with_capacity(next.tokens.len());
+        for (local, t) in by_id(&next.tokens).iter().enumerate() {
+            let (id, new) = intern(&mut self.tokens, t);
+            if new {
+                self.token_chars.push(
+                    next.token_chars[local]
+                        .iter()
+                        .map(|&c| char_map[c as usize])
+                        .collect(),
+                );
+            }
+            token_map.push(id);
+        }
+        [word_map, token_map, char_map]
+    }
+}
+
+/// Posting lists from several parts' pairs (in tool order), each renumbered by its map
+/// (`None`: ids are already global). A stable counting sort by id.
+fn postings_from_parts(ids: usize, parts: &[PartPairs<'_>]) -> Postings {
+    let global = |map: Option<&[u32]>, id: u32| map.map_or(id, |m| m[id as usize]) as usize;
+    let mut offsets = vec![0u32; ids + 1];
+    let mut len = 0;
+    for (pairs, map) in parts {
+        len += pairs.len();
+        for &(id, _) in *pairs {
+            offsets[global(*map, id) + 1] += 1;
+        }
+    }
+    for i in 0..ids {
+        offsets[i + 1] += offsets[i];
+    }
+    let mut next = offsets.clone();
+    let mut items = vec![Posting { tool: 0, fields: 0 }; len];
+    for (pairs, map) in parts {
+        for &(id, p) in *pairs {
+            let slot = &mut next[global(*map, id)];
+            items[*slot as usize] = p;
+            *slot += 1;
+        }
+    }
+    Postings { offsets, items }
 }
 
 impl KeywordIndex {
     /// Builds the index for a directory's tools (sorted by canonical name) and groups.
     pub fn build(tools: &[ToolEntry], groups: &[GroupEntry]) -> Self {
-        let mut b = Builder {
-            words: HashMap::new(),
-            word_postings: Vec::new(),
-            tokens: HashMap::new(),
-            token_postings: Vec::new(),
-            token_chars: Vec::new(),
-            char_postings: HashMap::new(),
+        let mut parts =
+            crate::parallel::map_chunks(tools, |first, chunk| Partial::build(chunk, groups, first));
+        let mut b = if parts.is_empty() {
+            Partial::default()
+        } else {
+            parts.remove(0)
         };
-        let mut exact: HashMap<String, Vec<ToolId>> = HashMap::new();
-        let mut word_pairs: Vec<(u32, u8)> = Vec::new();
-        let mut token_pairs: Vec<(u32, u8)> = Vec::new();
-        let mut char_pairs: Vec<(char, u8)> = Vec::new();
-        for (id, tool) in tools.iter().enumerate() {
-            let id = id as ToolId;
-            let group = &groups[tool.group as usize].name;
-            let lname = fold(&tool.name);
-            let lcanon = fold(&tool.canonical);
-            if lcanon != lname {
-                exact.entry(lcanon).or_default().push(id);
-            }
-            exact.entry(lname).or_default().push(id);
-            for_each_field(tool, group, |field, text| {
-                let bit = 1u8 << field;
-                for_each_word(text, |w| {
-                    word_pairs.push((intern(&mut b.words, &mut b.word_postings, w), bit));
-                });
-                for_each_folded_run(text, |run| {
-                    let before = b.token_postings.len();
-                    let t = intern(&mut b.tokens, &mut b.token_postings, run);
-                    if b.token_postings.len() > before {
-                        let mut cs: Vec<char> = run.chars().collect();
-                        cs.sort_unstable();
-                        cs.dedup();
-                        b.token_chars.push(cs);
-                    }
-                    token_pairs.push((t, bit));
-                });
-            });
-            flush_postings(&mut word_pairs, id, &mut b.word_postings);
-            // Characters come from the tool's distinct tokens, before their pairs are merged.
-            for &(t, bit) in &token_pairs {
-                for &c in &b.token_chars[t as usize] {
-                    char_pairs.push((c, bit));
-                }
-            }
-            flush_postings(&mut token_pairs, id, &mut b.token_postings);
-            char_pairs.sort_unstable();
-            let mut i = 0;
-            while i < char_pairs.len() {
-                let c = char_pairs[i].0;
-                let mut fields = 0;
-                while i < char_pairs.len() && char_pairs[i].0 == c {
-                    fields |= char_pairs[i].1;
-                    i += 1;
-                }
-                b.char_postings
-                    .entry(c)
-                    .or_default()
-                    .push(Posting { tool: id, fields });
-            }
-            char_pairs.clear();
+        let maps: Vec<[Vec<u32>; 3]> = parts.iter().map(|p| b.absorb_vocabulary(p)).collect();
+        let lists = |pick: fn(&Partial) -> &[(u32, Posting)], kind: usize| {
+            let mut v: Vec<PartPairs<'_>> = vec![(pick(&b), None)];
+            v.extend(
+                parts
+                    .iter()
+                    .zip(&maps)
+                    .map(|(p, m)| (pick(p), Some(m[kind].as_slice()))),
+            );
+            v
+        };
+        let (words, tokens, chars) = (b.words.len(), b.tokens.len(), b.chars.len());
+        let (word_lists, token_lists, char_lists) = (
+            lists(|p| &p.word_pairs, 0),
+            lists(|p| &p.token_pairs, 1),
+            lists(|p| &p.char_pairs, 2),
+        );
+        let (word_postings, token_postings, char_postings) = std::thread::scope(|scope| {
+            let w = scope.spawn(|| postings_from_parts(words, &word_lists));
+            let t = scope.spawn(|| postings_from_parts(tokens, &token_lists));
+            let c = postings_from_parts(chars, &char_lists);
+            let join = |h: std::thread::ScopedJoinHandle<'_, Postings>| match h.join() {
+                Ok(v) => v,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            (join(w), join(t), c)
+        });
+        let mut exact: FxHashMap<String, Vec<ToolId>> = FxHashMap::default();
+        for (key, id) in std::mem::take(&mut b.exact)
+            .into_iter()
+            .chain(parts.iter_mut().flat_map(|p| std::mem::take(&mut p.exact)))
+        {
+            exact.entry(key).or_default().push(id);
         }
+        drop(parts);
+        drop((b.word_pairs, b.token_pairs, b.char_pairs, b.token_chars));
 
         // Token text and its suffix array (suffixes start at char boundaries only: a keyword
         // starts with a UTF-8 leading byte, which never matches inside a character).
@@ -228,11 +399,16 @@ impl KeywordIndex {
             tool_count: tools.len(),
             exact,
             words: b.words,
-            word_postings: b.word_postings,
-            token_postings: b.token_postings,
+            word_postings,
+            token_postings,
             token_text,
             suffixes,
-            char_postings: b.char_postings,
+            chars: b.chars,
+            char_postings,
+            cache: HitCache {
+                map: RwLock::new((HashMap::new(), 0)),
+                budget: CACHE_DENSE_KEYWORDS * tools.len().max(64),
+            },
             scratch: Mutex::new(Vec::new()),
         }
     }
@@ -242,11 +418,7 @@ impl KeywordIndex {
     pub fn search(&self, query: &str, scope: Range<ToolId>, need: usize) -> Ranked {
         let trimmed = query.trim();
         let keywords = distinct_words(trimmed);
-        let mut s = self.take_scratch();
-        let in_scope = |t: ToolId| scope.contains(&t);
-
         if keywords.is_empty() && trimmed.is_empty() {
-            let total = scope.len();
             let matches = scope
                 .clone()
                 .take(need)
@@ -255,46 +427,40 @@ impl KeywordIndex {
                     rank: Rank::default(),
                 })
                 .collect();
-            self.give_back(s);
             return Ranked {
                 matches,
-                total,
+                total: scope.len(),
                 no_keywords: true,
             };
         }
-
+        let mut s = self.take_scratch();
         if let Some(ids) = self.exact.get(&fold(trimmed)) {
-            for &t in ids.iter().filter(|t| in_scope(**t)) {
-                s.ranks[t as usize].exact = true;
-                s.matched.push(t);
-            }
+            s.exact
+                .extend(ids.iter().copied().filter(|t| scope.contains(t)));
         }
-        for kw in keywords.iter().take(u16::MAX as usize) {
-            self.apply_keyword(kw, &scope, &mut s);
+        let mut dense_seen = false;
+        for kw in keywords.iter().take(MAX_KEYWORDS) {
+            let hits = self.hits(kw, &mut s);
+            dense_seen |= apply(&hits, &scope, &mut s);
         }
-
-        let mut matches: Vec<Match> = s
-            .matched
-            .iter()
-            .map(|&t| Match {
-                tool: t,
-                rank: s.ranks[t as usize],
-            })
-            .collect();
-        for &t in &s.matched {
-            s.ranks[t as usize] = Rank::default();
-        }
-        s.matched.clear();
+        let (mut keyed, total) = collect(&mut s, &scope, dense_seen, need);
         self.give_back(s);
 
-        let total = matches.len();
+        let by_key = |a: &(u128, ToolId), b: &(u128, ToolId)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
         if need == 0 {
-            matches.clear();
-        } else if need < total {
-            matches.select_nth_unstable_by(need - 1, best_first);
-            matches.truncate(need);
+            keyed.clear();
+        } else if need < keyed.len() {
+            keyed.select_nth_unstable_by(need - 1, by_key);
+            keyed.truncate(need);
         }
-        matches.sort_unstable_by(best_first);
+        keyed.sort_unstable_by(by_key);
+        let matches = keyed
+            .into_iter()
+            .map(|(key, tool)| Match {
+                tool,
+                rank: unpack(key),
+            })
+            .collect();
         Ranked {
             matches,
             total,
@@ -302,18 +468,43 @@ impl KeywordIndex {
         }
     }
 
-    fn apply_keyword(&self, kw: &str, scope: &Range<ToolId>, s: &mut Scratch) {
+    /// Empties the merged-hits cache (benchmarks measure cold queries with it).
+    pub fn clear_cache(&self) {
+        if let Ok(mut guard) = self.cache.map.write() {
+            guard.0.clear();
+            guard.1 = 0;
+        }
+    }
+
+    /// The merged hits of one keyword, from the cache or merged now (and cached).
+    fn hits(&self, kw: &str, s: &mut Scratch) -> Arc<KeywordHits> {
+        if let Ok(guard) = self.cache.map.read()
+            && let Some(h) = guard.0.get(kw)
+        {
+            return h.clone();
+        }
+        let hits = Arc::new(self.merge_hits(kw, s));
+        if let Ok(mut guard) = self.cache.map.write() {
+            let (map, used) = &mut *guard;
+            if *used + hits.bytes() > self.cache.budget {
+                map.clear();
+                *used = 0;
+            }
+            *used += hits.bytes();
+            map.insert(kw.into(), hits.clone());
+        }
+        hits
+    }
+
+    /// Merges a keyword's whole-word and substring postings into its best bucket per tool.
+    fn merge_hits(&self, kw: &str, s: &mut Scratch) -> KeywordHits {
         let Scratch {
             best,
-            touched,
-            ranks,
-            matched,
+            best_touched: touched,
+            ..
         } = s;
         let mut hit = |postings: &[Posting], tier: u8| {
             for p in postings {
-                if !scope.contains(&p.tool) {
-                    continue;
-                }
                 let bucket = tier + p.fields.trailing_zeros() as u8;
                 let slot = &mut best[p.tool as usize];
                 if *slot == NONE {
@@ -325,29 +516,35 @@ impl KeywordIndex {
             }
         };
         if let Some(&w) = self.words.get(kw) {
-            hit(&self.word_postings[w as usize], 0);
+            hit(self.word_postings.get(w), 0);
         }
         let substring_tier = FIELDS.len() as u8;
         let mut chars = kw.chars();
         if let (Some(c), None) = (chars.next(), chars.next()) {
-            if let Some(postings) = self.char_postings.get(&c) {
-                hit(postings, substring_tier);
+            if let Some(&c) = self.chars.get(&c) {
+                hit(self.char_postings.get(c), substring_tier);
             }
         } else {
             for &(_, token) in self.suffix_range(kw.as_bytes()) {
-                hit(&self.token_postings[token as usize], substring_tier);
+                hit(self.token_postings.get(token), substring_tier);
             }
         }
-        for &t in touched.iter() {
-            let r = &mut ranks[t as usize];
-            if r.coverage == 0 && !r.exact {
-                matched.push(t);
+        let out = if touched.len() * DENSE_DIVISOR > self.tool_count {
+            let dense = best.clone();
+            for &t in touched.iter() {
+                best[t as usize] = NONE;
             }
-            r.coverage += 1;
-            r.buckets[best[t as usize] as usize] += 1;
-            best[t as usize] = NONE;
-        }
+            KeywordHits::Dense(dense)
+        } else {
+            touched.sort_unstable();
+            let buckets = touched
+                .iter()
+                .map(|&t| std::mem::replace(&mut best[t as usize], NONE))
+                .collect();
+            KeywordHits::Sparse(touched.clone(), buckets)
+        };
         touched.clear();
+        out
     }
 
     /// The suffix-array entries whose suffix starts with `needle`.
@@ -368,10 +565,10 @@ impl KeywordIndex {
             Err(_) => None,
         };
         pooled.unwrap_or_else(|| Scratch {
+            coverage: vec![0; self.tool_count],
+            counts: vec![vec![0; self.tool_count]; BUCKETS],
             best: vec![NONE; self.tool_count],
-            touched: Vec::new(),
-            ranks: vec![Rank::default(); self.tool_count],
-            matched: Vec::new(),
+            ..Scratch::default()
         })
     }
 
@@ -383,7 +580,141 @@ impl KeywordIndex {
 
     /// Distinct words and tokens indexed (for reports).
     pub fn vocabulary(&self) -> (usize, usize) {
-        (self.words.len(), self.token_postings.len())
+        (
+            self.words.len(),
+            self.token_postings.offsets.len().saturating_sub(1),
+        )
+    }
+}
+
+/// Adds one keyword's hits in `scope` to the accumulators; returns whether it was dense.
+fn apply(hits: &KeywordHits, scope: &Range<ToolId>, s: &mut Scratch) -> bool {
+    let (lo, hi) = (scope.start as usize, scope.end as usize);
+    match hits {
+        KeywordHits::Sparse(tools, buckets) => {
+            let from = tools.partition_point(|&t| t < scope.start);
+            let to = tools.partition_point(|&t| t < scope.end);
+            for (&t, &b) in tools[from..to].iter().zip(&buckets[from..to]) {
+                let c = &mut s.coverage[t as usize];
+                if *c == 0 {
+                    s.touched.push(t);
+                }
+                *c += 1;
+                s.counts[b as usize][t as usize] += 1;
+            }
+            false
+        }
+        KeywordHits::Dense(best) => {
+            let best = &best[lo..hi];
+            for (c, &b) in s.coverage[lo..hi].iter_mut().zip(best) {
+                *c += u16::from(b != NONE);
+            }
+            for (bucket, counts) in s.counts.iter_mut().enumerate() {
+                let bucket = bucket as u8;
+                for (c, &b) in counts[lo..hi].iter_mut().zip(best) {
+                    *c += u16::from(b == bucket);
+                }
+            }
+            true
+        }
+    }
+}
+
+fn packed_key(s: &Scratch, t: usize, exact: bool) -> u128 {
+    let mut key = (u128::from(exact) << 121) | (u128::from(s.coverage[t]) << 110);
+    for (b, counts) in s.counts.iter().enumerate() {
+        key |= u128::from(counts[t]) << (11 * (9 - b));
+    }
+    key
+}
+
+/// Counts every match and returns at least the best `need` as (packed rank, tool), leaving the
+/// accumulators zeroed. Only tools whose coverage can place them among the best `need` have
+/// their full rank gathered: coverage is the first criterion after exactness, so the cut is a
+/// coverage threshold found from a histogram.
+fn collect(
+    s: &mut Scratch,
+    scope: &Range<ToolId>,
+    dense_seen: bool,
+    need: usize,
+) -> (Vec<(u128, ToolId)>, usize) {
+    let (lo, hi) = (scope.start as usize, scope.end as usize);
+    s.exact.sort_unstable();
+    let exact = std::mem::take(&mut s.exact);
+    let mut out = Vec::new();
+    let total;
+    if dense_seen {
+        let mut hist: Vec<usize> = Vec::new();
+        for &c in &s.coverage[lo..hi] {
+            let c = c as usize;
+            if c >= hist.len() {
+                hist.resize(c + 1, 0);
+            }
+            hist[c] += 1;
+        }
+        // Exact tools are candidates anyway: count them apart from the histogram.
+        if hist.is_empty() {
+            hist.push(0);
+        }
+        for &t in &exact {
+            hist[s.coverage[t as usize] as usize] -= 1;
+        }
+        total = (hi - lo) - hist[0];
+        // Lowest coverage that still yields `need` candidates (exact tools always qualify).
+        let mut threshold = hist.len();
+        let mut have = exact.len();
+        while threshold > 1 && have < need {
+            threshold -= 1;
+            have += hist[threshold];
+        }
+        let threshold = threshold.max(1) as u16;
+        for t in lo..hi {
+            if s.coverage[t] >= threshold && exact.binary_search(&(t as ToolId)).is_err() {
+                out.push((packed_key(s, t, false), t as ToolId));
+            }
+        }
+        for &t in &exact {
+            out.push((packed_key(s, t as usize, true), t));
+        }
+        s.coverage[lo..hi].fill(0);
+        for counts in &mut s.counts {
+            counts[lo..hi].fill(0);
+        }
+        s.touched.clear();
+    } else {
+        for &t in &s.touched {
+            let is_exact = exact.binary_search(&t).is_ok();
+            out.push((packed_key(s, t as usize, is_exact), t));
+        }
+        for &t in &exact {
+            if s.coverage[t as usize] == 0 {
+                out.push((packed_key(s, t as usize, true), t));
+            }
+        }
+        for &t in &s.touched {
+            s.coverage[t as usize] = 0;
+            for counts in &mut s.counts {
+                counts[t as usize] = 0;
+            }
+        }
+        s.touched.clear();
+        total = out.len();
+    }
+    s.exact = exact;
+    s.exact.clear();
+    (out, total)
+}
+
+fn unpack(key: u128) -> Rank {
+    let field = |shift: u32| ((key >> shift) & 0x7ff) as u16;
+    let mut buckets = [0; BUCKETS];
+    for (b, v) in buckets.iter_mut().enumerate() {
+        *v = field(11 * (9 - b as u32));
+    }
+    Rank {
+        exact: (key >> 121) & 1 == 1,
+        coverage: field(110),
+        buckets,
     }
 }
 

@@ -26,7 +26,7 @@ pub fn fixture_sources(name: &str) -> Vec<SourceTools> {
 
 /// An engine over a fixture.
 pub fn engine(name: &str, settings: Settings) -> Engine {
-    Engine::new(settings, &fixture_sources(name)).expect("fixture is a valid catalog")
+    Engine::new(settings, fixture_sources(name)).expect("fixture is a valid catalog")
 }
 
 /// Runs a control that must exist.

@@ -128,7 +128,7 @@ proptest! {
 
     #[test]
     fn index_ranks_exactly_like_the_reference(sources in catalog(), q in query(), group_pick in 0usize..8) {
-        let dir = Directory::build(&sources).expect("generated catalogs are valid");
+        let dir = Directory::build(sources.clone()).expect("generated catalogs are valid");
         check_against_reference(&dir, &q, 0..dir.tools().len() as u32)?;
         if let Some(g) = dir.groups().get(group_pick) {
             check_against_reference(&dir, &q, g.tools.clone())?;
@@ -150,7 +150,7 @@ proptest! {
         full in any::<bool>(),
     ) {
         let settings = Settings::default().with_max_search_bytes(budget).with_max_results(max_results);
-        let engine = Engine::new(settings, &sources).expect("valid");
+        let engine = Engine::new(settings, sources.clone()).expect("valid");
         let dir = engine.catalog().snapshot();
         let want: Vec<(String, String)> = rank_all(&dir, &q, 0..dir.tools().len() as u32)
             .iter()
@@ -201,7 +201,7 @@ fn toolbench_queries_rank_like_the_reference() {
     let sources = load_catalog_file(&path)
         .expect("catalog")
         .into_sources("toolbench", false);
-    let dir = Directory::build(&sources).expect("valid");
+    let dir = Directory::build(sources.clone()).expect("valid");
     let queries =
         std::fs::read_to_string(shared_data("toolbench-stable/queries.jsonl")).expect("queries");
     let all = 0..dir.tools().len() as u32;

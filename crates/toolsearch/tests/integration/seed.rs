@@ -156,7 +156,7 @@ fn no_grouped_tools_means_no_controls() {
         "d",
         vec![toolsearch::ToolDef::new("now", "")],
     )];
-    let e = toolsearch::Engine::new(Settings::default(), &sources).expect("valid");
+    let e = toolsearch::Engine::new(Settings::default(), sources).expect("valid");
     assert!(e.control_definitions().is_empty());
     assert!(e.instructions().is_none());
     assert!(e.handle_control("discover_tools", &json!({})).is_none());
@@ -183,7 +183,7 @@ fn control_names_are_configurable_and_clashes_are_errors() {
     names_cfg.discover = "now".into();
     let err = toolsearch::Engine::new(
         Settings::default().with_names(names_cfg),
-        &crate::common::fixture_sources("seed.json"),
+        crate::common::fixture_sources("seed.json"),
     )
     .expect_err("clash with the direct tool now");
     assert!(err.to_string().contains("\"now\""), "{err}");
@@ -212,9 +212,28 @@ fn snapshots_are_replaced_for_the_next_call() {
         run(&e, "discover_tools", json!({"query": "zebra"})).value()["total"],
         0
     );
-    e.reload(&sources).expect("valid");
+    e.reload(sources).expect("valid");
     assert_eq!(
         run(&e, "discover_tools", json!({"query": "zebra"})).value()["total"],
         1
     );
+}
+
+#[test]
+fn an_exact_match_with_the_top_coverage_still_leaves_room_for_the_rest() {
+    // Regression: exact tools were counted twice when choosing which matches to rank fully.
+    let e = engine("seed.json", Settings::default());
+    let out = run(
+        &e,
+        "discover_tools",
+        json!({"query": "payment_lookup", "limit": 2}),
+    );
+    let v = out.value();
+    assert_eq!(v["total"], 4, "{v}");
+    assert_eq!(
+        names(&out),
+        pairs(&[("billing", "payment_lookup"), ("billing", "payment")]),
+        "{v}"
+    );
+    assert_eq!(v["next_offset"], 2);
 }

@@ -1,0 +1,102 @@
+//! Splitting per-item work over the machine's cores (scoped threads, order kept).
+
+use std::num::NonZeroUsize;
+
+/// Below this many items, work stays on the calling thread.
+const MIN_PARALLEL_ITEMS: usize = 2048;
+
+/// Worker count for `items` items: the available cores (at most 8), or 1 for small inputs.
+pub(crate) fn workers(items: usize) -> usize {
+    if items < MIN_PARALLEL_ITEMS {
+        return 1;
+    }
+    std::thread::available_parallelism()
+        .map_or(1, NonZeroUsize::get)
+        .clamp(1, 8)
+}
+
+/// Maps contiguous chunks of `items` on scoped threads; the results come back in chunk order.
+/// `f` gets each chunk's first index and the chunk.
+pub(crate) fn map_chunks<T, U, F>(items: &[T], f: F) -> Vec<U>
+where
+    T: Sync,
+    U: Send,
+    F: Fn(usize, &[T]) -> U + Sync,
+{
+    let n = workers(items.len());
+    if n <= 1 {
+        return vec![f(0, items)];
+    }
+    let size = items.len().div_ceil(n);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(size)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let f = &f;
+                scope.spawn(move || f(i * size, chunk))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h.join() {
+                Ok(v) => v,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    })
+}
+
+/// Maps every item of an owned vector, in parallel chunks, keeping order.
+pub(crate) fn map_owned<T, U, F>(items: Vec<T>, f: F) -> Vec<U>
+where
+    T: Send,
+    U: Send,
+    F: Fn(T) -> U + Sync,
+{
+    let n = workers(items.len());
+    if n <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let size = items.len().div_ceil(n);
+    let mut chunks: Vec<Vec<T>> = Vec::with_capacity(n);
+    let mut rest = items;
+    while rest.len() > size {
+        let tail = rest.split_off(size);
+        chunks.push(rest);
+        rest = tail;
+    }
+    chunks.push(rest);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                let f = &f;
+                scope.spawn(move || chunk.into_iter().map(f).collect::<Vec<U>>())
+            })
+            .collect();
+        let mut out = Vec::new();
+        for h in handles {
+            match h.join() {
+                Ok(v) => out.extend(v),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_is_kept() {
+        let items: Vec<u32> = (0..10_000).collect();
+        let doubled = map_owned(items.clone(), |x| x * 2);
+        assert_eq!(doubled, items.iter().map(|x| x * 2).collect::<Vec<_>>());
+        let starts = map_chunks(&items, |start, chunk| (start, chunk[0] as usize));
+        assert!(starts.iter().all(|(s, first)| s == first));
+        assert_eq!(map_chunks(&items[..10], |s, c| (s, c.len())), vec![(0, 10)]);
+    }
+}
