@@ -100,7 +100,19 @@ pub fn load_catalog_file(path: &Path) -> Result<CatalogFile, CatalogFileError> {
 }
 
 /// Parses catalog JSON; `file` names it in errors.
+///
+/// A fast typed pass reads a regular catalog (tool schemas kept as raw JSON and parsed into maps
+/// on all cores); anything it does not accept is read again by the thorough pass, which reports
+/// every problem with its location.
 pub fn parse_catalog(file: &str, text: &str) -> Result<CatalogFile, CatalogFileError> {
+    if let Some(catalog) = fast::parse(text) {
+        return Ok(catalog);
+    }
+    parse_thorough(file, text)
+}
+
+/// The thorough pass: walks the JSON value and reports every problem.
+fn parse_thorough(file: &str, text: &str) -> Result<CatalogFile, CatalogFileError> {
     let mut value: Value = serde_json::from_str(text).map_err(|source| CatalogFileError::Json {
         file: file.to_owned(),
         source,
@@ -114,6 +126,119 @@ pub fn parse_catalog(file: &str, text: &str) -> Result<CatalogFile, CatalogFileE
             file: file.to_owned(),
             problems: p.0,
         })
+    }
+}
+
+/// The fast path: serde structs, strict where the thorough pass is strict.
+mod fast {
+    use std::marker::PhantomData;
+
+    use serde::de::value::MapAccessDeserializer;
+    use serde::de::{MapAccess, Visitor};
+    use serde::{Deserialize, Deserializer};
+    use serde_json::value::RawValue;
+    use serde_json::{Map, Value};
+
+    /// A struct read only from a JSON object (derived impls also take arrays).
+    struct MapOnly<T>(T);
+
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for MapOnly<T> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct ObjectVisitor<T>(PhantomData<T>);
+            impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+                type Value = T;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                    T::deserialize(MapAccessDeserializer::new(map))
+                }
+            }
+            d.deserialize_map(ObjectVisitor(PhantomData)).map(MapOnly)
+        }
+    }
+
+    use super::{CatalogFile, GroupSpec, ToolDef, empty_object_schema};
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Catalog {
+        #[serde(default)]
+        groups: Option<Vec<MapOnly<Group>>>,
+        #[serde(default)]
+        tools: Option<Vec<MapOnly<Tool>>>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Group {
+        name: String,
+        description: String,
+        #[serde(default)]
+        instructions: Option<Vec<String>>,
+        #[serde(default)]
+        tools: Option<Vec<MapOnly<Tool>>>,
+    }
+
+    #[derive(Deserialize)]
+    struct Tool {
+        name: String,
+        #[serde(default)]
+        description: Option<String>,
+        #[serde(default, rename = "inputSchema")]
+        input_schema: Option<Box<RawValue>>,
+        #[serde(default, rename = "outputSchema")]
+        output_schema: Option<Box<RawValue>>,
+    }
+
+    /// A schema: absent or `null` is `None`, an object is `Some`, anything else is irregular.
+    fn schema(raw: Option<Box<RawValue>>) -> Result<Option<Map<String, Value>>, ()> {
+        let Some(raw) = raw else { return Ok(None) };
+        match serde_json::from_str::<Value>(raw.get()) {
+            Ok(Value::Null) => Ok(None),
+            Ok(Value::Object(m)) => Ok(Some(m)),
+            _ => Err(()),
+        }
+    }
+
+    fn tool(MapOnly(t): MapOnly<Tool>) -> Result<ToolDef, ()> {
+        let input = schema(t.input_schema)?.unwrap_or_else(empty_object_schema);
+        let mut def =
+            ToolDef::new(t.name, t.description.unwrap_or_default()).with_input_schema(input);
+        if let Some(o) = schema(t.output_schema)? {
+            def = def.with_output_schema(o);
+        }
+        Ok(def)
+    }
+
+    pub(super) fn parse(text: &str) -> Option<CatalogFile> {
+        let MapOnly(c): MapOnly<Catalog> = serde_json::from_str(text).ok()?;
+        // Flatten every tool (grouped ones first), convert on all cores, then regroup.
+        let groups = c.groups.unwrap_or_default();
+        let mut sizes = Vec::with_capacity(groups.len());
+        let mut specs = Vec::with_capacity(groups.len());
+        let mut raw_tools = Vec::new();
+        for MapOnly(g) in groups {
+            let tools = g.tools.unwrap_or_default();
+            sizes.push(tools.len());
+            raw_tools.extend(tools);
+            specs.push((
+                GroupSpec::new(g.name, g.description),
+                g.instructions.unwrap_or_default(),
+            ));
+        }
+        let direct_raw = c.tools.unwrap_or_default();
+        let grouped_count = raw_tools.len();
+        raw_tools.extend(direct_raw);
+        let mut tools = crate::parallel::map_owned(raw_tools, tool).into_iter();
+        let mut out = CatalogFile::default();
+        for ((spec, instructions), n) in specs.into_iter().zip(sizes) {
+            let list: Result<Vec<ToolDef>, ()> = tools.by_ref().take(n).collect();
+            out.groups.push((spec, instructions, list.ok()?));
+        }
+        debug_assert!(out.groups.iter().map(|g| g.2.len()).sum::<usize>() == grouped_count);
+        out.direct = tools.collect::<Result<Vec<_>, ()>>().ok()?;
+        Some(out)
     }
 }
 
@@ -383,6 +508,39 @@ mod tests {
         ] {
             assert!(text.contains(needle), "missing {needle:?} in {text}");
         }
+    }
+
+    #[test]
+    fn fast_and_thorough_paths_agree() {
+        let toolbench = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/toolbench-stable/catalog.json"
+        ))
+        .expect("toolbench catalog");
+        let valid = [
+            r#"{"groups":[{"name":"g","description":"d","instructions":["i"],"tools":[{"name":"t","description":null,"inputSchema":null,"outputSchema":{"type":"object"},"title":"x"}]}],"tools":[{"name":"d"}]}"#,
+            r#"{}"#,
+            r#"{"groups":null,"tools":null}"#,
+            toolbench.as_str(),
+        ];
+        for text in valid {
+            let fast = fast::parse(text).expect("fast path takes a regular catalog");
+            let thorough = parse_thorough("x", text).expect("valid");
+            assert_eq!(fast, thorough);
+        }
+        // Irregular input is left to the thorough pass (which reports or accepts it).
+        for text in [
+            "[]",
+            r#"{"groups":[["g","d"]]}"#,
+            r#"{"groups":[{"name":"g","description":"d","tools":[["t"]]}]}"#,
+            r#"{"groups":[{"name":"g","description":"d","tools":[{"name":"t","inputSchema":[]}]}]}"#,
+            r#"{"x-note":1,"groups":[]}"#,
+            r#"{"groups":[{"name":"g","description":"d","x-k":1}]}"#,
+        ] {
+            assert!(fast::parse(text).is_none(), "{text}");
+        }
+        assert!(parse_catalog("x", r#"{"x-note":1,"groups":[]}"#).is_ok());
+        assert!(parse_catalog("x", r#"{"groups":[["g","d"]]}"#).is_err());
     }
 
     #[test]
