@@ -16,7 +16,7 @@ pub struct ControlArgs {
     /// Static catalog file (JSON).
     #[arg(long, value_name = "FILE")]
     catalog: PathBuf,
-    /// Gateway config (TOML); its surface, [search] and [names] apply.
+    /// Gateway config (TOML); its `surface`, `[search]` and `[names]` apply.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Surface: toolsearch, toolproxy or capabilities.
