@@ -181,7 +181,9 @@ fn report() {
         );
     }
     println!();
-    println!("| tools | JSON bytes | load: parse + validate + index | of which directory build (validate, entries, index) |");
+    println!(
+        "| tools | JSON bytes | load: parse + validate + index | of which directory build (validate, entries, index) |"
+    );
     println!("|---|---|---|---|");
     for size in [1_000, 10_000, 100_000] {
         let text = catalog_json(size);
