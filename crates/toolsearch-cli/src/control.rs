@@ -56,24 +56,35 @@ pub fn run(a: ControlArgs) -> anyhow::Result<ExitCode> {
     let label = a.catalog.display().to_string();
     let sources = load_catalog_file(&a.catalog)?.into_sources(&label, false);
     let engine = Engine::new(settings, sources)?;
-    let Some(out) = engine.handle_control(&a.name, &arguments) else {
-        let names: Vec<String> = engine
-            .control_definitions()
-            .into_iter()
-            .map(|d| d.name)
-            .collect();
+    let names: Vec<String> = engine.tools().into_iter().map(|d| d.name).collect();
+    if !names.contains(&a.name) {
         if names.is_empty() {
-            bail!("the catalog has no grouped tools, so there are no controls");
+            bail!("the catalog has no tools, so there are no controls");
         }
         bail!(
             "{:?} is not a control; the controls are: {}",
             a.name,
             names.join(", ")
         );
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .context("starting the async runtime")?;
+    let result = runtime.block_on(engine.handle(&a.name, arguments));
+    // A control answers with one text block of JSON: print it as is. A tool's own result is
+    // printed as the MCP CallToolResult the model receives.
+    let text = match (&result.structured_content, result.content.as_slice()) {
+        (None, [_]) => result.first_text().map(str::to_owned),
+        _ => None,
+    };
+    let text = match text {
+        Some(t) => t,
+        None => serde_json::to_string(&result).context("encoding the result")?,
     };
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{}", out.json).context("writing to stdout")?;
-    Ok(if out.is_error {
+    writeln!(stdout, "{text}").context("writing to stdout")?;
+    Ok(if result.is_error {
         ExitCode::from(EXIT_TOOL_ERROR)
     } else {
         ExitCode::SUCCESS

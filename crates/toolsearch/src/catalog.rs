@@ -5,7 +5,11 @@ pub mod file;
 pub mod name;
 pub mod schema_text;
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
+
+use crate::dispatch::Executor;
 
 pub use directory::{Catalog, Directory, DirectoryError, GroupEntry, ToolEntry, ToolId};
 pub use file::{CatalogFile, CatalogFileError, load_catalog_file, parse_catalog};
@@ -86,8 +90,9 @@ pub enum Presentation {
     Direct,
 }
 
-/// What one source yields: a name, where its tools go, its guidance and its tools.
-#[derive(Debug, Clone, PartialEq)]
+/// What one source yields: a name, where its tools go, its guidance, its tools, and what runs
+/// them (none for a static catalog: its tools are discoverable but `not_executable`).
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct SourceTools {
     /// Source name (unique among sources), used in messages.
@@ -98,6 +103,8 @@ pub struct SourceTools {
     pub instructions: Vec<String>,
     /// The tools.
     pub tools: Vec<ToolDef>,
+    /// Runs the tools.
+    pub executor: Option<Arc<dyn Executor>>,
 }
 
 impl SourceTools {
@@ -108,6 +115,7 @@ impl SourceTools {
             presentation: Presentation::Group(group),
             instructions: Vec::new(),
             tools,
+            executor: None,
         }
     }
 
@@ -118,7 +126,14 @@ impl SourceTools {
             presentation: Presentation::Direct,
             instructions: Vec::new(),
             tools,
+            executor: None,
         }
+    }
+
+    /// Sets what runs the tools.
+    pub fn with_executor(mut self, executor: Arc<dyn Executor>) -> Self {
+        self.executor = Some(executor);
+        self
     }
 
     /// Sets the source's instructions.

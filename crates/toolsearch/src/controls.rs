@@ -1,6 +1,6 @@
 //! The model-facing controls: their definitions, and the handlers of the discovery controls.
 
-mod args;
+pub(crate) mod args;
 pub mod definitions;
 mod describe;
 mod discover;
@@ -9,7 +9,8 @@ mod groups;
 
 use serde_json::Value;
 
-pub use definitions::{ControlDef, control_definitions, instructions};
+pub use definitions::{ToolDefinition, control_definitions, instructions};
+pub(crate) use describe::resolve;
 pub use error::ToolError;
 
 use crate::catalog::Directory;
@@ -47,7 +48,7 @@ impl From<ToolError> for ControlOutput {
     }
 }
 
-/// Which discovery control a name refers to.
+/// Which control a name refers to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Control {
     /// `discover_tools`.
@@ -60,28 +61,44 @@ pub enum Control {
     ListGroups,
     /// `call_tool`.
     Call,
+    /// `search_proxy_tools`.
+    SearchProxy,
+    /// `call_proxy_tool`.
+    CallProxy,
 }
 
-/// Resolves a control name of the `toolsearch` surface.
-pub fn control_for(settings: &Settings, name: &str) -> Option<Control> {
-    if settings.surface != Surface::Toolsearch {
-        return None;
+impl Control {
+    /// Whether it calls a catalog tool (and so counts as two tool calls).
+    pub fn is_call(self) -> bool {
+        matches!(self, Self::Call | Self::CallProxy)
     }
-    let n = &settings.names;
-    [
-        (&n.discover, Control::Discover),
-        (&n.describe, Control::Describe),
-        (&n.list, Control::List),
-        (&n.list_groups, Control::ListGroups),
-        (&n.call, Control::Call),
-    ]
-    .into_iter()
-    .find(|(cn, _)| cn.as_str() == name)
-    .map(|(_, c)| c)
 }
 
-/// Runs a discovery control against a snapshot. `call_tool` is not a discovery control and is
-/// answered by the dispatcher; here it is an `invalid_request`.
+/// Resolves a control name of the configured surface.
+pub fn control_for(settings: &Settings, name: &str) -> Option<Control> {
+    let n = &settings.names;
+    let table: &[(&String, Control)] = match settings.surface {
+        Surface::Toolsearch => &[
+            (&n.discover, Control::Discover),
+            (&n.describe, Control::Describe),
+            (&n.list, Control::List),
+            (&n.list_groups, Control::ListGroups),
+            (&n.call, Control::Call),
+        ],
+        Surface::Toolproxy => &[
+            (&n.search_proxy, Control::SearchProxy),
+            (&n.call_proxy, Control::CallProxy),
+        ],
+        Surface::Capabilities => &[],
+    };
+    table
+        .iter()
+        .find(|(cn, _)| cn.as_str() == name)
+        .map(|(_, c)| *c)
+}
+
+/// Runs a discovery control against a snapshot. The call controls are answered by the
+/// dispatcher ([`Engine::handle`](crate::Engine::handle)); here they are an `invalid_request`.
 pub fn run_discovery(
     dir: &Directory,
     settings: &Settings,
@@ -93,12 +110,10 @@ pub fn run_discovery(
         Control::List => discover::list(dir, settings, arguments),
         Control::Describe => describe::describe(dir, settings, arguments),
         Control::ListGroups => groups::list_groups(dir, settings, arguments),
-        Control::Call => Err(ToolError::new(
+        Control::SearchProxy => discover::search_proxy(dir, settings, arguments),
+        Control::Call | Control::CallProxy => Err(ToolError::new(
             "invalid_request",
-            format!(
-                "{} needs an executor; it is not a discovery control",
-                settings.names.call
-            ),
+            "calls go through Engine::handle; this is not a discovery control",
         )),
     };
     match out {

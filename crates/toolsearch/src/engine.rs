@@ -1,10 +1,18 @@
-//! The engine: a live catalog plus settings, answering the model's control calls.
+//! The engine: a live catalog behind one surface's controls, answering every tool call the
+//! model makes — controls, proxied calls and direct tools — on one execution path.
 
-use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+use tracing::Instrument;
 
 use crate::catalog::{Catalog, Directory, DirectoryError, SourceTools};
 use crate::config::{SearchMethod, Settings, Surface};
-use crate::controls::{self, ControlDef, ControlOutput};
+use crate::controls::{self, ControlOutput, ToolDefinition, ToolError, args};
+use crate::dispatch::call::Target;
+use crate::dispatch::{Approval, CallInfo, CallPath, CallResult, Session};
 
 /// Why an engine could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -23,25 +31,73 @@ pub enum EngineError {
     Unsupported(String),
 }
 
-/// A catalog behind the controls of one surface.
-#[derive(Debug)]
-pub struct Engine {
-    catalog: Catalog,
+/// Builds an [`Engine`]: settings, sources (grouped or direct, each with its executor), hooks
+/// and limits.
+#[derive(Debug, Default)]
+pub struct EngineBuilder {
     settings: Settings,
+    sources: Vec<SourceTools>,
+    path: CallPath,
 }
 
-impl Engine {
-    /// Validates settings and sources and builds the first snapshot.
-    pub fn new(settings: Settings, sources: Vec<SourceTools>) -> Result<Self, EngineError> {
+impl EngineBuilder {
+    /// Sets the settings (surface, limits, control names).
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Adds a source.
+    pub fn source(mut self, source: SourceTools) -> Self {
+        self.sources.push(source);
+        self
+    }
+
+    /// Adds sources.
+    pub fn sources(mut self, sources: impl IntoIterator<Item = SourceTools>) -> Self {
+        self.sources.extend(sources);
+        self
+    }
+
+    /// Asks `hook` before every validated call; a denial becomes a `denied` result.
+    pub fn approval<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(CallInfo) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Approval> + Send + 'static,
+    {
+        self.path.approval = Some(Arc::new(move |info| Box::pin(hook(info))));
+        self
+    }
+
+    /// Calls `hook` with the upstream's name whenever an executor answers unauthorized.
+    pub fn on_unauthorized(mut self, hook: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.path.on_unauthorized = Some(Arc::new(hook));
+        self
+    }
+
+    /// Sets how long one tool call may run (default 60 s).
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.path.timeout = timeout;
+        self
+    }
+
+    /// Limits the tool calls of one session (a proxied call counts two).
+    pub fn max_tool_calls(mut self, limit: u64) -> Self {
+        self.path.max_tool_calls = Some(limit);
+        self
+    }
+
+    /// Validates everything and builds the first snapshot.
+    pub fn build(self) -> Result<Engine, EngineError> {
+        let settings = self.settings;
         let problems = settings.problems();
         if !problems.is_empty() {
             return Err(EngineError::Settings(problems));
         }
-        if settings.surface != Surface::Toolsearch {
-            return Err(EngineError::Unsupported(format!(
-                "surface {:?} is not available in this build yet; use \"toolsearch\"",
-                settings.surface.as_str()
-            )));
+        if settings.surface == Surface::Capabilities {
+            return Err(EngineError::Unsupported(
+                "surface \"capabilities\" is not available in this build yet; use \"toolsearch\" or \"toolproxy\"".into(),
+            ));
         }
         if settings.method != SearchMethod::Keyword {
             return Err(EngineError::Unsupported(format!(
@@ -49,12 +105,35 @@ impl Engine {
                 settings.method.as_str()
             )));
         }
-        let dir = Directory::build(sources)?;
+        let dir = Directory::build(self.sources)?;
         check_clashes(&settings, &dir)?;
-        Ok(Self {
+        Ok(Engine {
             catalog: Catalog::new(dir),
             settings,
+            path: self.path,
+            session: Session::new(),
         })
+    }
+}
+
+/// A catalog behind the controls of one surface.
+#[derive(Debug)]
+pub struct Engine {
+    catalog: Catalog,
+    settings: Settings,
+    path: CallPath,
+    session: Session,
+}
+
+impl Engine {
+    /// A builder.
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
+    }
+
+    /// An engine with settings and sources, no hooks.
+    pub fn new(settings: Settings, sources: Vec<SourceTools>) -> Result<Self, EngineError> {
+        Self::builder().settings(settings).sources(sources).build()
     }
 
     /// The settings.
@@ -67,7 +146,12 @@ impl Engine {
         &self.catalog
     }
 
-    /// Replaces the snapshot with one built from `sources` (the next control call sees it).
+    /// The engine's own session (used by [`handle`](Self::handle)).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Replaces the snapshot with one built from `sources` (the next call sees it).
     pub fn reload(&self, sources: Vec<SourceTools>) -> Result<(), EngineError> {
         let dir = Directory::build(sources)?;
         check_clashes(&self.settings, &dir)?;
@@ -76,8 +160,21 @@ impl Engine {
     }
 
     /// The control definitions the model sees (none when nothing is grouped).
-    pub fn control_definitions(&self) -> Vec<ControlDef> {
+    pub fn control_definitions(&self) -> Vec<ToolDefinition> {
         controls::control_definitions(&self.settings, &self.catalog.snapshot())
+    }
+
+    /// Every tool the model sees: the controls, then the direct tools.
+    pub fn tools(&self) -> Vec<ToolDefinition> {
+        let dir = self.catalog.snapshot();
+        let mut out = controls::control_definitions(&self.settings, &dir);
+        out.extend(dir.direct().iter().map(|d| ToolDefinition {
+            name: d.def.name.clone(),
+            description: d.def.description.clone(),
+            input_schema: Value::Object(d.def.input_schema.clone()),
+            output_schema: d.def.output_schema.clone().map(Value::Object),
+        }));
+        out
     }
 
     /// The generated instructions (none when nothing is grouped).
@@ -85,19 +182,158 @@ impl Engine {
         controls::instructions(&self.settings, &self.catalog.snapshot())
     }
 
-    /// Answers a discovery control call; `None` when `name` is not a control of this surface.
+    /// Answers a discovery control synchronously; `None` when `name` is not a discovery
+    /// control of this surface (or nothing is grouped). Does not count usage.
     pub fn handle_control(&self, name: &str, arguments: &Value) -> Option<ControlOutput> {
         let dir = self.catalog.snapshot();
         if dir.tools().is_empty() {
             return None;
         }
-        let control = controls::control_for(&self.settings, name)?;
+        let control = controls::control_for(&self.settings, name).filter(|c| !c.is_call())?;
         Some(controls::run_discovery(
             &dir,
             &self.settings,
             control,
             arguments,
         ))
+    }
+
+    /// Answers any tool call the model makes, counted in the engine's own session.
+    pub async fn handle(&self, name: &str, arguments: Value) -> CallResult {
+        self.handle_in(&self.session, name, arguments).await
+    }
+
+    /// Answers any tool call the model makes, counted in `session`. Needs a Tokio runtime
+    /// with timers (calls run under a timeout).
+    pub async fn handle_in(&self, session: &Session, name: &str, arguments: Value) -> CallResult {
+        let span = tracing::info_span!("tool_call", tool = name);
+        async {
+            let started = Instant::now();
+            let result = self.answer(session, name, arguments).await;
+            tracing::info!(
+                is_error = result.is_error,
+                duration_us = started.elapsed().as_micros() as u64,
+                "answered"
+            );
+            result
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn answer(&self, session: &Session, name: &str, arguments: Value) -> CallResult {
+        let dir = self.catalog.snapshot();
+        let control =
+            controls::control_for(&self.settings, name).filter(|_| !dir.tools().is_empty());
+        let direct = || dir.direct().iter().find(|d| d.def.name == name);
+        let cost = match control {
+            Some(c) if c.is_call() => 2,
+            Some(_) => 1,
+            None if direct().is_some() => 1,
+            None => return CallResult::from_error(&self.unknown_name(&dir, name)),
+        };
+        if let Err(used) = session.charge(cost, self.path.max_tool_calls) {
+            let limit = self.path.max_tool_calls.unwrap_or_default();
+            return CallResult::from_error(
+                &ToolError::new(
+                    "usage_limit",
+                    format!("This run may make at most {limit} tool calls and has made {used}; this call ({cost} counted) was not run."),
+                )
+                .with("limit", limit)
+                .with("used", used),
+            );
+        }
+        match control {
+            Some(c) if c.is_call() => match self.proxied_target(&dir, name, arguments) {
+                Ok((id, group, args)) => {
+                    let entry = dir.tool(id);
+                    let target = Target {
+                        group: Some(&group),
+                        tool: &entry.name,
+                        source: &entry.source,
+                        schema: &entry.input_schema,
+                        validator: &entry.validator,
+                        executor: entry.executor.as_ref(),
+                    };
+                    self.path.dispatch(target, args).await
+                }
+                Err(e) => CallResult::from_error(&e),
+            },
+            Some(c) => {
+                let out = controls::run_discovery(&dir, &self.settings, c, &arguments);
+                CallResult::text(out.json, out.is_error)
+            }
+            None => {
+                let Some(d) = direct() else {
+                    return CallResult::from_error(&self.unknown_name(&dir, name));
+                };
+                let args = match arguments {
+                    Value::Object(m) => m,
+                    Value::Null => Map::new(),
+                    _ => {
+                        return CallResult::from_error(&ToolError::invalid_request(
+                            "",
+                            format!("{name} takes a JSON object of arguments"),
+                        ));
+                    }
+                };
+                let target = Target {
+                    group: None,
+                    tool: &d.def.name,
+                    source: &d.source,
+                    schema: &d.def.input_schema,
+                    validator: &d.validator,
+                    executor: d.executor.as_ref(),
+                };
+                self.path.dispatch(target, args).await
+            }
+        }
+    }
+
+    /// Checks a `call_tool` envelope: exactly `group`, `tool` and an `arguments` object.
+    fn proxied_target(
+        &self,
+        dir: &Directory,
+        control: &str,
+        arguments: Value,
+    ) -> Result<(u32, String, Map<String, Value>), ToolError> {
+        const KEYS: [&str; 3] = ["group", "tool", "arguments"];
+        let obj = args::object(control, &arguments, &KEYS)?;
+        if let Some(missing) = KEYS.iter().find(|k| !obj.contains_key(**k)) {
+            return Err(ToolError::invalid_request(
+                &args::pointer(missing),
+                format!("{control} takes exactly group, tool and arguments; {missing} is missing"),
+            ));
+        }
+        let group = args::req_str(obj, "group")?.to_owned();
+        let tool = args::req_str(obj, "tool")?;
+        let id = controls::resolve(dir, &self.settings, &group, tool)?;
+        let Value::Object(mut obj) = arguments else {
+            unreachable!("checked to be an object above")
+        };
+        match obj.remove("arguments") {
+            Some(Value::Object(m)) => Ok((id, group, m)),
+            _ => Err(ToolError::invalid_request(
+                "/arguments",
+                "arguments must be a JSON object matching the tool's parameter schema (use {} for none)",
+            )),
+        }
+    }
+
+    fn unknown_name(&self, dir: &Directory, name: &str) -> ToolError {
+        let mut names: Vec<String> = controls::control_definitions(&self.settings, dir)
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        names.extend(dir.direct().iter().map(|d| d.def.name.clone()));
+        ToolError::new(
+            "unknown_tool",
+            format!(
+                "There is no tool named {name:?}. The tools are: {}.",
+                names.join(", ")
+            ),
+        )
+        .with("tool", name)
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod catalog;
 pub mod config;
 pub mod controls;
+pub mod dispatch;
 pub mod engine;
 pub mod page;
 mod parallel;
@@ -12,4 +13,5 @@ pub mod text;
 pub use catalog::{GroupSpec, SourceTools, ToolDef};
 pub use config::Settings;
 pub use controls::ControlOutput;
-pub use engine::{Engine, EngineError};
+pub use dispatch::{CallResult, ExecError, Toolset};
+pub use engine::{Engine, EngineBuilder, EngineError};

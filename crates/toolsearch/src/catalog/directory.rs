@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use super::name::{canonical_name, group_description_problem, group_name_problem};
 use super::schema_text::{SchemaText, schema_text};
 use super::{Presentation, SourceTools, ToolDef};
+use crate::dispatch::{ArgValidator, Executor};
 use crate::search::keyword::KeywordIndex;
 use crate::text::summary_description;
 
@@ -45,8 +46,11 @@ pub struct ToolEntry {
     pub source: Arc<str>,
     /// Searchable text of the input schema.
     pub schema_text: SchemaText,
+    /// What runs it (none: `not_executable`).
+    pub executor: Option<Arc<dyn Executor>>,
     pub(crate) input_schema_json: Box<RawValue>,
     pub(crate) output_schema_json: Option<Box<RawValue>>,
+    pub(crate) validator: ArgValidator,
 }
 
 /// One group: name, description, and its tools' range in [`Directory::tools`].
@@ -64,13 +68,16 @@ pub struct GroupEntry {
 }
 
 /// A direct tool (listed as an ordinary top-level tool).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub struct DirectEntry {
     /// The tool as its source declared it.
     pub def: ToolDef,
     /// Name of the source that yields it.
     pub source: Arc<str>,
+    /// What runs it.
+    pub executor: Option<Arc<dyn Executor>>,
+    pub(crate) validator: ArgValidator,
 }
 
 /// A validated, indexed snapshot of the catalog.
@@ -104,6 +111,7 @@ impl fmt::Display for DirectoryError {
 }
 
 struct Pending {
+    executor: Option<Arc<dyn Executor>>,
     group_key: Arc<str>,
     def: ToolDef,
     instructions: Arc<[String]>,
@@ -134,7 +142,9 @@ impl Directory {
                     }
                     let instructions: Arc<[String]> = src.instructions.into();
                     let group_key: Arc<str> = Arc::from(g.name.as_str());
+                    let executor = src.executor;
                     pending.extend(src.tools.into_iter().map(|def| Pending {
+                        executor: executor.clone(),
                         group_key: group_key.clone(),
                         def,
                         instructions: instructions.clone(),
@@ -142,9 +152,12 @@ impl Directory {
                     }));
                 }
                 Presentation::Direct => {
+                    let executor = src.executor;
                     direct.extend(src.tools.into_iter().map(|def| DirectEntry {
                         def,
                         source: source.clone(),
+                        executor: executor.clone(),
+                        validator: ArgValidator::default(),
                     }));
                 }
             }
@@ -363,8 +376,10 @@ fn make_entry(group: u32, canonical: String, p: Pending) -> ToolEntry {
         output_schema: output_schema.map(Arc::new),
         instructions: p.instructions,
         source: p.source,
+        executor: p.executor,
         input_schema_json,
         output_schema_json,
+        validator: ArgValidator::default(),
     }
 }
 

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use super::ToolError;
 
 /// The argument object (`null` counts as `{}`), rejecting keys outside `allowed`.
-pub(super) fn object<'a>(
+pub(crate) fn object<'a>(
     control: &str,
     arguments: &'a Value,
     allowed: &[&str],
@@ -34,12 +34,12 @@ pub(super) fn object<'a>(
 }
 
 /// A JSON pointer to a top-level key.
-pub(super) fn pointer(key: &str) -> String {
+pub(crate) fn pointer(key: &str) -> String {
     format!("/{}", key.replace('~', "~0").replace('/', "~1"))
 }
 
 /// An optional string (`null` = absent).
-pub(super) fn opt_str<'a>(
+pub(crate) fn opt_str<'a>(
     obj: &'a Map<String, Value>,
     key: &str,
 ) -> Result<Option<&'a str>, ToolError> {
@@ -54,14 +54,14 @@ pub(super) fn opt_str<'a>(
 }
 
 /// A required string.
-pub(super) fn req_str<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a str, ToolError> {
+pub(crate) fn req_str<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a str, ToolError> {
     opt_str(obj, key)?
         .ok_or_else(|| ToolError::invalid_request(&pointer(key), format!("{key} is required")))
 }
 
 /// An optional non-negative integer (`null` = absent; `5.0` counts as 5, as JSON Schema's
 /// `integer` does).
-pub(super) fn opt_uint(obj: &Map<String, Value>, key: &str) -> Result<Option<usize>, ToolError> {
+pub(crate) fn opt_uint(obj: &Map<String, Value>, key: &str) -> Result<Option<usize>, ToolError> {
     let bad = || {
         ToolError::invalid_request(
             &pointer(key),

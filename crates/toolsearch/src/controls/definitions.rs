@@ -7,31 +7,94 @@ use super::discover::MAX_QUERY_CHARS;
 use crate::catalog::Directory;
 use crate::config::{Settings, Surface};
 
-/// One model-facing tool definition.
+/// One model-facing tool definition (a control or a direct tool).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct ControlDef {
+pub struct ToolDefinition {
     /// Name.
     pub name: String,
     /// Description.
     pub description: String,
     /// JSON Schema of the arguments.
     pub input_schema: Value,
+    /// JSON Schema of the structured result, when declared.
+    pub output_schema: Option<Value>,
 }
 
-fn def(name: &str, description: String, input_schema: Value) -> ControlDef {
-    ControlDef {
-        name: name.to_owned(),
-        description,
-        input_schema,
+impl ToolDefinition {
+    /// A definition without an output schema.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+        }
     }
+}
+
+fn def(name: &str, description: String, input_schema: Value) -> ToolDefinition {
+    ToolDefinition::new(name, description, input_schema)
 }
 
 /// The controls of the configured surface; none when no grouped tool exists.
-pub fn control_definitions(settings: &Settings, dir: &Directory) -> Vec<ControlDef> {
-    if dir.tools().is_empty() || settings.surface != Surface::Toolsearch {
+pub fn control_definitions(settings: &Settings, dir: &Directory) -> Vec<ToolDefinition> {
+    if dir.tools().is_empty() {
         return Vec::new();
     }
+    match settings.surface {
+        Surface::Toolsearch => toolsearch_controls(settings),
+        Surface::Toolproxy => toolproxy_controls(settings, dir),
+        Surface::Capabilities => Vec::new(),
+    }
+}
+
+fn toolproxy_controls(settings: &Settings, dir: &Directory) -> Vec<ToolDefinition> {
+    let n = &settings.names;
+    let max = settings.max_results;
+    let groups: Vec<&str> = dir.groups().iter().map(|g| g.name.as_str()).collect();
+    vec![
+        def(
+            &n.search_proxy,
+            format!(
+                "Search the tool catalog by keywords (matched on tool names, descriptions and group names). \
+                 Returns full definitions, best first, with each tool's parameter schema; call one with {}.",
+                n.call_proxy
+            ),
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "maxLength": MAX_QUERY_CHARS, "description": "Words describing the tool you need, or its exact name."},
+                    "group": {"type": ["string", "null"], "enum": groups.iter().map(|g| Value::from(*g)).chain([Value::Null]).collect::<Vec<_>>(), "description": "Only search this group."},
+                    "limit": {"type": ["integer", "null"], "minimum": 1, "maximum": max, "description": format!("Entries per page (1 to {max}, default {}).", 5.min(max))},
+                    "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "Where the page starts; pass the previous response's next_offset."}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        ),
+        def(
+            &n.call_proxy,
+            "Call a catalog tool by group and exact local name, with arguments matching its complete parameter schema; they are validated before the tool runs.".to_owned(),
+            json!({
+                "type": "object",
+                "properties": {
+                    "group": {"type": "string", "enum": groups, "description": "The tool's group."},
+                    "tool": {"type": "string", "description": "The tool's exact local name within the group."},
+                    "arguments": {"type": "object", "description": "Arguments matching the tool's parameter schema."}
+                },
+                "required": ["group", "tool", "arguments"],
+                "additionalProperties": false
+            }),
+        ),
+    ]
+}
+
+fn toolsearch_controls(settings: &Settings) -> Vec<ToolDefinition> {
     let n = &settings.names;
     let max = settings.max_results;
     let group_prop = |what: &str| json!({"type": ["string", "null"], "description": what});
@@ -119,10 +182,26 @@ pub fn control_definitions(settings: &Settings, dir: &Directory) -> Vec<ControlD
 
 /// The generated instructions for the model; `None` when no grouped tool exists.
 pub fn instructions(settings: &Settings, dir: &Directory) -> Option<String> {
-    if dir.tools().is_empty() || settings.surface != Surface::Toolsearch {
+    if dir.tools().is_empty() {
         return None;
     }
     let n = &settings.names;
+    match settings.surface {
+        Surface::Toolsearch => {}
+        Surface::Capabilities => return None,
+        Surface::Toolproxy => {
+            return Some(format!(
+                "Tools are grouped by domain and reached through two controls.\n\
+                 1. Call {search} with a few words (optionally a group) to get matching tools with their full definitions.\n\
+                 2. Call {call} with the exact group, the exact local name, and an arguments object matching the tool's complete parameter schema.\n\
+                 3. Reuse definitions you already have; do not search again before every call.\n\
+                 4. When a response has a next_offset, pass it as offset to see more. When a tool is reported unknown or unavailable, search again: the catalog may have changed.\n\
+                 5. When a call fails with an uncertain outcome, inspect the current state before retrying anything that changes data; never blindly repeat a mutation.",
+                search = n.search_proxy,
+                call = n.call_proxy,
+            ));
+        }
+    }
     Some(format!(
         "Tools are grouped by domain and reached through a few controls.\n\
          1. Pick a group ({list_groups} lists them) and call {discover} with a few words, or the tool's exact name.\n\

@@ -9,6 +9,7 @@ use super::args::{object, opt_str, opt_uint, pointer};
 use crate::catalog::{Directory, ToolId};
 use crate::config::Settings;
 use crate::page::{TooLarge, fit_page};
+use crate::search::keyword::ALL_FIELDS;
 
 /// Longest query, in characters.
 pub const MAX_QUERY_CHARS: usize = 2048;
@@ -132,8 +133,47 @@ pub(super) fn discover(
     .unwrap_or(Detail::Auto);
     let limit = parse_limit(obj, settings)?;
     let offset = opt_uint(obj, "offset")?.unwrap_or(0);
-    search_page(dir, settings, query, group, detail, limit, offset)
+    search_page(
+        dir, settings, query, group, detail, limit, offset, ALL_FIELDS,
+    )
 }
+
+/// `search_proxy_tools` (toolproxy surface): full entries only, keywords matched on names,
+/// descriptions and group names.
+pub(super) fn search_proxy(
+    dir: &Directory,
+    settings: &Settings,
+    arguments: &Value,
+) -> Result<String, ToolError> {
+    let name = &settings.names.search_proxy;
+    let obj = object(name, arguments, &["query", "group", "limit", "offset"])?;
+    let query = opt_str(obj, "query")?.unwrap_or("");
+    let chars = query.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(ToolError::invalid_request(
+            "/query",
+            format!(
+                "query has {chars} characters; at most {MAX_QUERY_CHARS} are allowed. Use a few words"
+            ),
+        ));
+    }
+    let group = opt_str(obj, "group")?;
+    let limit = parse_limit(obj, settings)?;
+    let offset = opt_uint(obj, "offset")?.unwrap_or(0);
+    search_page(
+        dir,
+        settings,
+        query,
+        group,
+        Detail::Full,
+        limit,
+        offset,
+        PROXY_FIELDS,
+    )
+}
+
+/// Fields `search_proxy_tools` matches: name, description, group.
+const PROXY_FIELDS: u8 = 0b111;
 
 /// `list_tools`.
 pub(super) fn list(
@@ -151,9 +191,10 @@ pub(super) fn list(
     .unwrap_or(Detail::Summary);
     let limit = parse_limit(obj, settings)?;
     let offset = opt_uint(obj, "offset")?.unwrap_or(0);
-    search_page(dir, settings, "", group, detail, limit, offset)
+    search_page(dir, settings, "", group, detail, limit, offset, ALL_FIELDS)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn search_page(
     dir: &Directory,
     settings: &Settings,
@@ -162,6 +203,7 @@ fn search_page(
     detail: Detail,
     limit: Option<usize>,
     offset: usize,
+    fields: u8,
 ) -> Result<String, ToolError> {
     let scope = match group {
         None => 0..dir.tools().len() as ToolId,
@@ -174,7 +216,9 @@ fn search_page(
     let summary_limit = limit.unwrap_or(10.min(max));
     let full_limit = limit.unwrap_or(5.min(max));
     let need = offset.saturating_add(summary_limit.max(full_limit));
-    let ranked = dir.keyword_index().search(query, scope, need);
+    let ranked = dir
+        .keyword_index()
+        .search_fields(query, scope, need, fields);
     if ranked.no_keywords && !query.trim().is_empty() && ranked.total == 0 {
         return Err(ToolError::invalid_request(
             "/query",

@@ -149,6 +149,8 @@ struct Scratch {
 }
 
 const NONE: u8 = u8::MAX;
+/// Every searchable field.
+pub const ALL_FIELDS: u8 = 0b1_1111;
 /// A keyword hitting more than 1/DENSE_DIVISOR of the tools is kept as a byte per tool.
 const DENSE_DIVISOR: usize = 16;
 /// Cache budget, in multiples of the tool count (bytes): room for this many dense keywords.
@@ -416,6 +418,18 @@ impl KeywordIndex {
     /// Ranks the tools in `scope` for `query` (trimmed here). `matches` holds at least the best
     /// `need` matches (fewer only when fewer match), sorted best first; `total` counts all.
     pub fn search(&self, query: &str, scope: Range<ToolId>, need: usize) -> Ranked {
+        self.search_fields(query, scope, need, ALL_FIELDS)
+    }
+
+    /// [`search`](Self::search) with only the fields whose bit is set in `fields` searchable
+    /// (bit 0 name, 1 description, 2 group, 3 parameter names, 4 parameter descriptions).
+    pub fn search_fields(
+        &self,
+        query: &str,
+        scope: Range<ToolId>,
+        need: usize,
+        fields: u8,
+    ) -> Ranked {
         let trimmed = query.trim();
         let keywords = distinct_words(trimmed);
         if keywords.is_empty() && trimmed.is_empty() {
@@ -440,7 +454,7 @@ impl KeywordIndex {
         }
         let mut dense_seen = false;
         for kw in keywords.iter().take(MAX_KEYWORDS) {
-            let hits = self.hits(kw, &mut s);
+            let hits = self.hits(kw, fields & ALL_FIELDS, &mut s);
             dense_seen |= apply(&hits, &scope, &mut s);
         }
         let (mut keyed, total) = collect(&mut s, &scope, dense_seen, need);
@@ -477,13 +491,21 @@ impl KeywordIndex {
     }
 
     /// The merged hits of one keyword, from the cache or merged now (and cached).
-    fn hits(&self, kw: &str, s: &mut Scratch) -> Arc<KeywordHits> {
+    fn hits(&self, kw: &str, fields: u8, s: &mut Scratch) -> Arc<KeywordHits> {
+        // Keywords are letters and digits only, so a control-character prefix cannot clash.
+        let restricted;
+        let key = if fields == ALL_FIELDS {
+            kw
+        } else {
+            restricted = format!("\u{0}{}{kw}", char::from(b'a' + fields));
+            &restricted
+        };
         if let Ok(guard) = self.cache.map.read()
-            && let Some(h) = guard.0.get(kw)
+            && let Some(h) = guard.0.get(key)
         {
             return h.clone();
         }
-        let hits = Arc::new(self.merge_hits(kw, s));
+        let hits = Arc::new(self.merge_hits(kw, fields, s));
         if let Ok(mut guard) = self.cache.map.write() {
             let (map, used) = &mut *guard;
             if *used + hits.bytes() > self.cache.budget {
@@ -491,13 +513,13 @@ impl KeywordIndex {
                 *used = 0;
             }
             *used += hits.bytes();
-            map.insert(kw.into(), hits.clone());
+            map.insert(key.into(), hits.clone());
         }
         hits
     }
 
     /// Merges a keyword's whole-word and substring postings into its best bucket per tool.
-    fn merge_hits(&self, kw: &str, s: &mut Scratch) -> KeywordHits {
+    fn merge_hits(&self, kw: &str, fields: u8, s: &mut Scratch) -> KeywordHits {
         let Scratch {
             best,
             best_touched: touched,
@@ -505,7 +527,11 @@ impl KeywordIndex {
         } = s;
         let mut hit = |postings: &[Posting], tier: u8| {
             for p in postings {
-                let bucket = tier + p.fields.trailing_zeros() as u8;
+                let in_fields = p.fields & fields;
+                if in_fields == 0 {
+                    continue;
+                }
+                let bucket = tier + in_fields.trailing_zeros() as u8;
                 let slot = &mut best[p.tool as usize];
                 if *slot == NONE {
                     touched.push(p.tool);

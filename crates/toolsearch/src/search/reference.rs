@@ -13,6 +13,16 @@ use crate::text::{distinct_words, fold, words};
 
 /// Every match of `query` in `scope`, best first, exactly per DESIGN.md.
 pub fn rank_all(dir: &Directory, query: &str, scope: Range<ToolId>) -> Vec<Match> {
+    rank_all_fields(dir, query, scope, crate::search::keyword::ALL_FIELDS)
+}
+
+/// [`rank_all`] searching only the fields whose bit is set in `fields`.
+pub fn rank_all_fields(
+    dir: &Directory,
+    query: &str,
+    scope: Range<ToolId>,
+    fields: u8,
+) -> Vec<Match> {
     let trimmed = query.trim();
     let keywords = distinct_words(trimmed);
     let folded_query = fold(trimmed);
@@ -32,8 +42,10 @@ pub fn rank_all(dir: &Directory, query: &str, scope: Range<ToolId>) -> Vec<Match
         let mut word_sets: Vec<Vec<String>> = vec![Vec::new(); FIELDS.len()];
         let mut folded: Vec<Vec<String>> = vec![Vec::new(); FIELDS.len()];
         for_each_field(tool, group, |f, t| {
-            word_sets[f].extend(words(t));
-            folded[f].push(fold(t));
+            if fields & (1 << f) != 0 {
+                word_sets[f].extend(words(t));
+                folded[f].push(fold(t));
+            }
         });
         let mut rank = Rank {
             exact,

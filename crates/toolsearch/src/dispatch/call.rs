@@ -1,0 +1,238 @@
+//! The one execution path of every tool call, direct or proxied: validate the arguments, ask
+//! the approval hook, run the executor under a timeout (a panic or an error becomes a result),
+//! map the outcome to what the model receives. Dropping the returned future cancels the
+//! executor's future with it.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
+use serde_json::{Map, Value, json};
+use tracing::Instrument;
+
+use super::hooks::{ApprovalHook, UnauthorizedHook};
+use super::validate::ArgValidator;
+use super::{Approval, CallInfo, CallResult, ExecError, Executor};
+use crate::controls::ToolError;
+
+/// Default time a tool call may take.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+const UNCERTAIN: &str = "The outcome may be uncertain: inspect the current state before retrying, above all for a call that changes data.";
+
+/// Hooks and limits shared by every call.
+#[derive(Clone)]
+pub struct CallPath {
+    pub(crate) approval: Option<ApprovalHook>,
+    pub(crate) on_unauthorized: Option<UnauthorizedHook>,
+    pub(crate) timeout: Duration,
+    pub(crate) max_tool_calls: Option<u64>,
+}
+
+impl Default for CallPath {
+    fn default() -> Self {
+        Self {
+            approval: None,
+            on_unauthorized: None,
+            timeout: DEFAULT_TIMEOUT,
+            max_tool_calls: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for CallPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallPath")
+            .field("approval", &self.approval.is_some())
+            .field("on_unauthorized", &self.on_unauthorized.is_some())
+            .field("timeout", &self.timeout)
+            .field("max_tool_calls", &self.max_tool_calls)
+            .finish()
+    }
+}
+
+/// The tool a call resolves to.
+pub(crate) struct Target<'a> {
+    pub group: Option<&'a str>,
+    pub tool: &'a str,
+    pub source: &'a str,
+    pub schema: &'a Map<String, Value>,
+    pub validator: &'a ArgValidator,
+    pub executor: Option<&'a Arc<dyn Executor>>,
+}
+
+impl Target<'_> {
+    fn label(&self) -> String {
+        match self.group {
+            Some(g) => format!("{:?} in group {g:?}", self.tool),
+            None => format!("{:?}", self.tool),
+        }
+    }
+}
+
+impl CallPath {
+    /// Runs one call of `target` and maps every outcome to a model-facing result.
+    pub(crate) async fn dispatch(
+        &self,
+        target: Target<'_>,
+        arguments: Map<String, Value>,
+    ) -> CallResult {
+        let span = tracing::info_span!(
+            "dispatch",
+            group = target.group,
+            tool = target.tool,
+            source = target.source
+        );
+        async {
+            let started = Instant::now();
+            let (outcome, result) = self.run(&target, arguments).await;
+            tracing::info!(
+                outcome,
+                duration_us = started.elapsed().as_micros() as u64,
+                "tool call"
+            );
+            result
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn run(
+        &self,
+        target: &Target<'_>,
+        arguments: Map<String, Value>,
+    ) -> (&'static str, CallResult) {
+        let fail = |e: ToolError| (e.code, CallResult::from_error(&e));
+        let arguments = Value::Object(arguments);
+        tracing::trace!(arguments = %arguments, "arguments");
+        match target.validator.check(target.schema, &arguments) {
+            Err(schema_error) => {
+                return fail(ToolError::new(
+                    "invalid_schema",
+                    format!(
+                        "The input schema of {} is not a valid JSON Schema ({schema_error}), so its arguments cannot be checked; the call was not made.",
+                        target.label()
+                    ),
+                ));
+            }
+            Ok(Err((violations, total))) => {
+                return fail(invalid_arguments(target, &violations, total));
+            }
+            Ok(Ok(())) => {}
+        }
+        let Value::Object(arguments) = arguments else {
+            unreachable!("built from a map above")
+        };
+        let Some(executor) = target.executor else {
+            return fail(ToolError::new(
+                "not_executable",
+                format!(
+                    "{} comes from a static catalog and has no executor here, so it cannot be called. Use another tool.",
+                    target.label()
+                ),
+            ));
+        };
+        if let Some(approve) = &self.approval {
+            let info = CallInfo {
+                group: target.group.map(str::to_owned),
+                tool: target.tool.to_owned(),
+                source: target.source.to_owned(),
+            };
+            if let Approval::Deny(why) = approve(info).await {
+                return fail(ToolError::new(
+                    "denied",
+                    format!(
+                        "The call of {} was not approved and did not run: {why}",
+                        target.label()
+                    ),
+                ));
+            }
+        }
+        let running = AssertUnwindSafe(executor.call(target.tool, arguments)).catch_unwind();
+        match tokio::time::timeout(self.timeout, running).await {
+            Err(_) => fail(ToolError::new(
+                "timeout",
+                format!(
+                    "{} did not finish within {} s and was cancelled. {UNCERTAIN}",
+                    target.label(),
+                    self.timeout.as_secs_f64()
+                ),
+            )),
+            Ok(Err(panic)) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".to_owned());
+                fail(ToolError::new(
+                    "tool_failed",
+                    format!("{} crashed: {what}. {UNCERTAIN}", target.label()),
+                ))
+            }
+            Ok(Ok(Ok(result))) => ("ok", result),
+            Ok(Ok(Err(e))) => fail(self.exec_error(target, e)),
+        }
+    }
+
+    fn exec_error(&self, target: &Target<'_>, e: ExecError) -> ToolError {
+        match e {
+            ExecError::Failed(m) => {
+                ToolError::new("tool_failed", format!("{} failed: {m}. {UNCERTAIN}", target.label()))
+            }
+            ExecError::Unauthorized { upstream, message } => {
+                if let Some(hook) = &self.on_unauthorized {
+                    hook(&upstream);
+                }
+                ToolError::new(
+                    "needs_auth",
+                    format!("{upstream} refused the credentials for {}: {message}", target.label()),
+                )
+                .with("hint", format!("call the auth tool to re-authorize {upstream}"))
+                .with("upstream", upstream)
+            }
+            ExecError::Unavailable(m) => ToolError::new(
+                "unavailable",
+                format!("{} cannot be reached: {m}. Nothing ran; try again later or use another tool.", target.label()),
+            ),
+            ExecError::InvalidArguments(m) => ToolError::new(
+                "invalid_arguments",
+                format!("The tool refused the arguments of {}: {m}. Nothing ran; fix them and call again.", target.label()),
+            )
+            .with("path", ""),
+        }
+    }
+}
+
+fn invalid_arguments(
+    target: &Target<'_>,
+    violations: &[super::validate::Violation],
+    total: usize,
+) -> ToolError {
+    let first = violations.first();
+    let summary = first
+        .map(|v| {
+            let at = if v.path.is_empty() {
+                "the arguments object".to_owned()
+            } else {
+                v.path.clone()
+            };
+            format!("{at}: {}", v.message)
+        })
+        .unwrap_or_default();
+    let list: Vec<Value> = violations
+        .iter()
+        .map(|v| json!({"path": v.path, "message": v.message}))
+        .collect();
+    ToolError::new(
+        "invalid_arguments",
+        format!(
+            "The arguments do not match the input schema of {} ({total} problem{}; first: {summary}). Nothing ran: fix the arguments against the complete schema (describe the tool if needed) and call again.",
+            target.label(),
+            if total == 1 { "" } else { "s" }
+        ),
+    )
+    .with("path", first.map(|v| v.path.clone()).unwrap_or_default())
+    .with("violations", list)
+    .with("violations_total", total)
+}

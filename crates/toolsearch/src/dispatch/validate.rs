@@ -1,0 +1,98 @@
+//! Argument validation against a tool's input schema (the `jsonschema` crate), compiled on the
+//! first call of each tool and kept with the snapshot. Remote `$ref`s are never fetched.
+
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
+
+/// Most violations listed in one `invalid_arguments` error.
+pub const MAX_VIOLATIONS: usize = 10;
+
+/// One failed check: a JSON pointer into the arguments and what is wrong there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// JSON pointer into the arguments object (`""` is the object itself).
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A lazily compiled validator.
+#[derive(Debug, Default)]
+pub(crate) struct ArgValidator(OnceLock<Result<jsonschema::Validator, String>>);
+
+impl ArgValidator {
+    /// Checks `arguments`: `Ok(())`, the first violations (at most [`MAX_VIOLATIONS`]) with
+    /// their total, or the schema's own error when it does not compile.
+    pub(crate) fn check(
+        &self,
+        schema: &Map<String, Value>,
+        arguments: &Value,
+    ) -> Result<Result<(), (Vec<Violation>, usize)>, String> {
+        let compiled = self.0.get_or_init(|| {
+            jsonschema::options()
+                .build(&Value::Object(schema.clone()))
+                .map_err(|e| e.to_string())
+        });
+        let validator = compiled.as_ref().map_err(Clone::clone)?;
+        if validator.is_valid(arguments) {
+            return Ok(Ok(()));
+        }
+        let mut shown = Vec::new();
+        let mut total = 0;
+        for e in validator.iter_errors(arguments) {
+            total += 1;
+            if shown.len() < MAX_VIOLATIONS {
+                shown.push(Violation {
+                    path: e.instance_path().to_string(),
+                    message: e.to_string(),
+                });
+            }
+        }
+        Ok(Err((shown, total)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn reports_paths_and_caps_the_list() {
+        let s = schema(json!({"type": "object", "properties": {
+            "id": {"type": "integer"},
+            "tags": {"type": "array", "items": {"type": "string"}}
+        }, "required": ["id"]}));
+        let v = ArgValidator::default();
+        assert_eq!(v.check(&s, &json!({"id": 3})), Ok(Ok(())));
+        let Ok(Err((shown, total))) = v.check(&s, &json!({"id": "x", "tags": [1, "a", 2]})) else {
+            panic!("violations expected")
+        };
+        assert_eq!(total, 3);
+        let mut paths: Vec<&str> = shown.iter().map(|v| v.path.as_str()).collect();
+        paths.sort();
+        assert_eq!(paths, ["/id", "/tags/0", "/tags/2"]);
+        let many: Vec<Value> = (0..20).map(|_| json!(1)).collect();
+        let Ok(Err((shown, total))) = v.check(&s, &json!({"id": 1, "tags": many})) else {
+            panic!()
+        };
+        assert_eq!((shown.len(), total), (MAX_VIOLATIONS, 20));
+    }
+
+    #[test]
+    fn a_broken_schema_is_an_error_and_remote_refs_are_not_fetched() {
+        let v = ArgValidator::default();
+        assert!(v.check(&schema(json!({"type": 12})), &json!({})).is_err());
+        let v = ArgValidator::default();
+        let remote = schema(json!({"$ref": "https://example.invalid/schema.json"}));
+        assert!(v.check(&remote, &json!({})).is_err());
+    }
+}
