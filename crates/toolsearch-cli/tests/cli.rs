@@ -307,3 +307,59 @@ fn every_invalid_config_exits_2() {
         );
     }
 }
+
+#[test]
+fn call_tool_on_a_static_catalog_is_not_executable_and_validates_first() {
+    let ex = example();
+    let o = toolsearch(&[
+        "control",
+        "--catalog",
+        &ex,
+        "call_tool",
+        r#"{"group":"crm","tool":"customer_name","arguments":{"customer_id":"x"}}"#,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout_json(&o)["error"], "invalid_arguments");
+    let o = toolsearch(&[
+        "control",
+        "--catalog",
+        &ex,
+        "call_tool",
+        r#"{"group":"crm","tool":"customer_name","arguments":{"customer_id":7}}"#,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout_json(&o)["error"], "not_executable");
+}
+
+#[test]
+fn the_toolproxy_surface_is_selectable() {
+    let ex = example();
+    let o = toolsearch(&[
+        "control",
+        "--catalog",
+        &ex,
+        "--surface",
+        "toolproxy",
+        "search_proxy_tools",
+        r#"{"query":"refund","limit":1}"#,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = stdout_json(&o);
+    assert_eq!(v["detail"], "full");
+    assert_eq!(v["tools"][0]["tool"], "refund_payment");
+    let o = toolsearch(&[
+        "control",
+        "--catalog",
+        &ex,
+        "--surface",
+        "toolproxy",
+        "discover_tools",
+        "{}",
+    ]);
+    assert_usage_error(&o, "search_proxy_tools, call_proxy_tool");
+}

@@ -1,5 +1,6 @@
 //! Integration tests of the engine, one binary (shared helpers in `common`).
 
+mod calls;
 mod common;
 mod golden;
 mod ranking;
