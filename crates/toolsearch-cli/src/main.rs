@@ -1,6 +1,8 @@
 //! The `toolsearch` binary: parses flags, runs a command, prints errors as one line.
 
+mod check;
 mod control;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -23,6 +25,10 @@ struct Cli {
 enum Command {
     /// Run one control on a catalog and print exactly the JSON the model would receive.
     Control(control::ControlArgs),
+    /// Serve the gateway over MCP (stdio) in front of the configured sources.
+    Serve(serve::ServeArgs),
+    /// Validate a config, connect to every source, and print each one's state.
+    Check(check::CheckArgs),
 }
 
 /// Exit status: the control returned a tool error (its JSON is on stdout).
@@ -34,6 +40,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Control(args) => control::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Check(args) => check::run(args),
     };
     match result {
         Ok(code) => code,
@@ -42,6 +50,22 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_USAGE)
         }
     }
+}
+
+/// The config at `path`, or `toolsearch.toml` in the working directory.
+fn config_path(path: Option<std::path::PathBuf>) -> std::path::PathBuf {
+    path.unwrap_or_else(|| std::path::PathBuf::from("toolsearch.toml"))
+}
+
+/// Logs to stderr (stdout may carry MCP), filtered by `TOOLSEARCH_LOG` (default `warn`).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLSEARCH_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
 }
 
 /// The error and its causes on one line.

@@ -35,6 +35,9 @@ pub struct CallResult {
     /// The tool reports an error.
     #[serde(rename = "isError")]
     pub is_error: bool,
+    /// Protocol metadata of the result (`_meta`), passed through.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 impl CallResult {
@@ -44,6 +47,7 @@ impl CallResult {
             content: vec![json!({"type": "text", "text": text.into()})],
             structured_content: None,
             is_error,
+            meta: None,
         }
     }
 
@@ -53,6 +57,7 @@ impl CallResult {
             content: vec![json!({"type": "text", "text": value.to_string()})],
             structured_content: Some(value),
             is_error: false,
+            meta: None,
         }
     }
 
@@ -62,7 +67,14 @@ impl CallResult {
             content,
             structured_content,
             is_error,
+            meta: None,
         }
+    }
+
+    /// Sets `_meta`.
+    pub fn with_meta(mut self, meta: Option<Value>) -> Self {
+        self.meta = meta;
+        self
     }
 
     /// The text of the first text block, if any.

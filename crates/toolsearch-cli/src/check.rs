@@ -1,0 +1,73 @@
+//! `toolsearch check`: validate the config, connect every source, print a table.
+//! Exit 0 when every source is ready, 1 when some source is unavailable, 2 for a bad config.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use toolsearch::config::load_config;
+use toolsearch_mcp::Gateway;
+
+use crate::EXIT_TOOL_ERROR;
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Gateway config (TOML); default `toolsearch.toml` in the working directory.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+pub fn run(a: CheckArgs) -> anyhow::Result<ExitCode> {
+    crate::init_logging();
+    let config = load_config(&crate::config_path(a.config))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let gateway = Gateway::start(config).await?;
+        let statuses = gateway.statuses();
+        gateway.shutdown().await;
+        let rows: Vec<[String; 4]> = statuses
+            .iter()
+            .map(|s| {
+                [
+                    s.name.clone(),
+                    s.group.clone(),
+                    s.tools.to_string(),
+                    match &s.status {
+                        Ok(()) => "ok".into(),
+                        Err(e) => format!("error: {e}"),
+                    },
+                ]
+            })
+            .collect();
+        let header = ["source", "group", "tools", "status"].map(String::from);
+        let widths: Vec<usize> = (0..4)
+            .map(|i| {
+                rows.iter()
+                    .chain([&header])
+                    .map(|r| r[i].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = std::io::stdout().lock();
+        for row in [&header].into_iter().chain(rows.iter()) {
+            let line: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .map(|(c, w)| format!("{c:<w$}"))
+                .collect();
+            writeln!(out, "{}", line.join("  ").trim_end()).context("writing to stdout")?;
+        }
+        let ok = statuses.iter().all(|s| s.status.is_ok());
+        Ok(if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(EXIT_TOOL_ERROR)
+        })
+    })
+}

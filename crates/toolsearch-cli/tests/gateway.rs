@@ -1,0 +1,265 @@
+//! `toolsearch serve` end to end: rmcp's client drives the gateway over stdio, and the gateway
+//! aggregates the official MCP reference servers (`tests/mcp-servers`, installed by `.ci/run`).
+
+use std::path::{Path, PathBuf};
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Map, Value, json};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn server_js(name: &str) -> String {
+    let p = root().join(format!(
+        "tests/mcp-servers/node_modules/@modelcontextprotocol/server-{name}/dist/index.js"
+    ));
+    assert!(
+        p.exists(),
+        "{} is missing: run `npm ci` in tests/mcp-servers (.ci/run does)",
+        p.display()
+    );
+    p.display().to_string()
+}
+
+fn write_config(dir: &Path) -> PathBuf {
+    let files = dir.join("files");
+    std::fs::create_dir_all(&files).expect("dir");
+    std::fs::write(files.join("notes.txt"), "remember the milk\n").expect("file");
+    let config = format!(
+        r#"
+[[source]]
+name = "everything"
+command = "node"
+args = [{everything:?}]
+group = "everything"
+description = "The MCP reference test server: echo, sums, samples"
+
+[[source]]
+name = "fs"
+command = "node"
+args = [{fs:?}, {files:?}]
+group = "files"
+description = "Read and write project files"
+
+[[source]]
+name = "memory"
+command = "node"
+args = [{memory:?}]
+env = {{ MEMORY_FILE_PATH = {mem:?} }}
+group = "memory"
+description = "A knowledge graph of entities and relations"
+"#,
+        everything = server_js("everything"),
+        fs = server_js("filesystem"),
+        memory = server_js("memory"),
+        files = files.display().to_string(),
+        mem = dir.join("memory.jsonl").display().to_string(),
+    );
+    let path = dir.join("gateway.toml");
+    std::fs::write(&path, config).expect("config");
+    path
+}
+
+async fn connect(config: &Path) -> RunningService<RoleClient, ()> {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"));
+    cmd.arg("serve").arg("--config").arg(config);
+    ().serve(TokioChildProcess::new(cmd).expect("spawn toolsearch serve"))
+        .await
+        .expect("initialize")
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => unreachable!(),
+    }
+}
+
+async fn call(
+    client: &RunningService<RoleClient, ()>,
+    name: &str,
+    arguments: Value,
+) -> (Value, bool) {
+    let r = client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args(arguments)))
+        .await
+        .expect("tools/call answered");
+    let v = serde_json::to_value(&r).expect("json");
+    let text = v["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let parsed = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (
+        if v.get("structuredContent").is_some() {
+            v
+        } else {
+            parsed
+        },
+        r.is_error.unwrap_or(false),
+    )
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("toolsearch-gw-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_client_discovers_describes_and_calls_reference_servers_through_the_gateway() {
+    let dir = temp_dir("e2e");
+    let client = connect(&write_config(&dir)).await;
+
+    let info = client.peer_info().expect("server info");
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("toolsearch")
+    );
+    assert!(
+        info.instructions
+            .as_deref()
+            .unwrap_or_default()
+            .contains("discover_tools")
+    );
+
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "discover_tools",
+            "describe_tool",
+            "call_tool",
+            "list_tools",
+            "list_tool_groups"
+        ],
+        "only the controls are listed"
+    );
+
+    let (groups, _) = call(&client, "list_tool_groups", json!({})).await;
+    let groups: Vec<(String, u64)> = groups["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .map(|g| {
+            (
+                g["group"].as_str().expect("g").to_owned(),
+                g["count"].as_u64().expect("count"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups.iter().map(|g| g.0.as_str()).collect::<Vec<_>>(),
+        ["everything", "files", "memory"]
+    );
+    assert!(groups.iter().all(|g| g.1 > 0), "{groups:?}");
+
+    // Discover → describe → call, on server-everything's echo.
+    let (found, is_error) = call(
+        &client,
+        "discover_tools",
+        json!({"query": "echo", "group": "everything"}),
+    )
+    .await;
+    assert!(!is_error, "{found}");
+    assert_eq!(found["tools"][0]["tool"], "echo", "{found}");
+    let (described, _) = call(
+        &client,
+        "describe_tool",
+        json!({"group": "everything", "tool": "echo"}),
+    )
+    .await;
+    assert!(
+        described["tool"]["parameters_json_schema"]["properties"]["message"].is_object(),
+        "{described}"
+    );
+    let (echoed, is_error) = call(&client, "call_tool", json!({"group": "everything", "tool": "echo", "arguments": {"message": "hi from toolsearch"}})).await;
+    assert!(!is_error);
+    assert!(
+        echoed.to_string().contains("hi from toolsearch"),
+        "{echoed}"
+    );
+
+    // Invalid arguments are refused by the gateway before the upstream sees them.
+    let (refused, is_error) = call(
+        &client,
+        "call_tool",
+        json!({"group": "everything", "tool": "echo", "arguments": {"message": 5}}),
+    )
+    .await;
+    assert!(is_error);
+    assert_eq!(refused["error"], "invalid_arguments", "{refused}");
+    assert_eq!(refused["path"], "/message");
+
+    // The filesystem server reads a real file; the memory server keeps state across calls.
+    let (read, is_error) = call(&client, "call_tool", json!({"group": "files", "tool": "read_text_file", "arguments": {"path": dir.join("files/notes.txt").display().to_string()}})).await;
+    assert!(!is_error, "{read}");
+    assert!(read.to_string().contains("remember the milk"), "{read}");
+    let (_, is_error) = call(&client, "call_tool", json!({"group": "memory", "tool": "create_entities", "arguments": {"entities": [{"name": "Ada", "entityType": "person", "observations": ["wrote the first program"]}]}})).await;
+    assert!(!is_error);
+    let (graph, _) = call(
+        &client,
+        "call_tool",
+        json!({"group": "memory", "tool": "read_graph", "arguments": {}}),
+    )
+    .await;
+    assert!(
+        graph.to_string().contains("wrote the first program"),
+        "{graph}"
+    );
+
+    // Unknown names are tool errors, not protocol failures.
+    let (unknown, is_error) = call(
+        &client,
+        "call_tool",
+        json!({"group": "nope", "tool": "x", "arguments": {}}),
+    )
+    .await;
+    assert!(is_error);
+    assert_eq!(unknown["error"], "unknown_group");
+
+    client.cancel().await.expect("close");
+}
+
+#[test]
+fn check_reports_every_source() {
+    let dir = temp_dir("check");
+    let config = write_config(&dir);
+    let mut text = std::fs::read_to_string(&config).expect("read");
+    text.push_str("\n[[source]]\nname = \"broken\"\ncommand = \"/nonexistent/mcp-server\"\ngroup = \"broken\"\ndescription = \"Never starts\"\n");
+    std::fs::write(&config, text).expect("write");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"))
+        .args(["check", "--config"])
+        .arg(&config)
+        .output()
+        .expect("run check");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("source") && lines[0].contains("status"),
+        "{out}"
+    );
+    for (name, group) in [
+        ("everything", "everything"),
+        ("fs", "files"),
+        ("memory", "memory"),
+    ] {
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} missing: {out}"));
+        assert!(line.contains(group) && line.ends_with("ok"), "{line}");
+    }
+    let broken = lines
+        .iter()
+        .find(|l| l.starts_with("broken"))
+        .expect("broken row");
+    assert!(broken.contains("error: cannot start"), "{broken}");
+}

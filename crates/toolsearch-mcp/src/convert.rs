@@ -1,0 +1,93 @@
+//! Conversions between rmcp's wire types and the engine's.
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, Tool};
+use serde_json::{Map, Value};
+use toolsearch::ToolDef;
+use toolsearch::controls::ToolDefinition;
+use toolsearch::dispatch::CallResult;
+
+/// An upstream tool as a catalog tool.
+pub fn tool_def(tool: &Tool) -> ToolDef {
+    let mut def = ToolDef::new(
+        tool.name.to_string(),
+        tool.description.as_deref().unwrap_or_default(),
+    )
+    .with_input_schema((*tool.input_schema).clone());
+    if let Some(out) = &tool.output_schema {
+        def = def.with_output_schema((**out).clone());
+    }
+    def
+}
+
+/// A model-facing definition as an rmcp tool.
+pub fn mcp_tool(def: ToolDefinition) -> Tool {
+    let schema = match def.input_schema {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    let mut tool = Tool::new(def.name, def.description, Arc::new(schema));
+    if let Some(Value::Object(out)) = def.output_schema {
+        tool.output_schema = Some(Arc::new(out));
+    }
+    tool
+}
+
+/// An upstream result as the engine's, field for field (content blocks kept as JSON).
+pub fn call_result(result: &CallToolResult) -> CallResult {
+    let content = result
+        .content
+        .iter()
+        .map(|c| serde_json::to_value(c).unwrap_or(Value::Null))
+        .collect();
+    let meta = result
+        .meta
+        .as_ref()
+        .and_then(|m| serde_json::to_value(m).ok());
+    CallResult::new(
+        content,
+        result.structured_content.clone(),
+        result.is_error.unwrap_or(false),
+    )
+    .with_meta(meta)
+}
+
+/// The engine's result as rmcp's.
+pub fn mcp_result(result: &CallResult) -> CallToolResult {
+    let json = serde_json::to_value(result).unwrap_or(Value::Null);
+    serde_json::from_value(json).unwrap_or_else(|e| {
+        CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+            "the tool's result could not be encoded: {e}"
+        ))])
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn results_round_trip_unchanged() {
+        let wire = json!({
+            "content": [{"type": "text", "text": "hi"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}],
+            "structuredContent": {"a": [1, 2]},
+            "isError": true,
+            "_meta": {"trace": "x"}
+        });
+        let upstream: CallToolResult =
+            serde_json::from_value(wire.clone()).expect("rmcp parses it");
+        let ours = call_result(&upstream);
+        assert_eq!(
+            ours.content,
+            wire["content"].as_array().expect("array").clone()
+        );
+        assert_eq!(ours.structured_content, Some(json!({"a": [1, 2]})));
+        assert!(ours.is_error);
+        let back = serde_json::to_value(mcp_result(&ours)).expect("json");
+        for key in ["content", "structuredContent", "isError", "_meta"] {
+            assert_eq!(back[key], wire[key], "{key}");
+        }
+    }
+}

@@ -1,0 +1,10 @@
+#![doc = include_str!("../README.md")]
+
+pub mod convert;
+pub mod gateway;
+pub mod secrets;
+pub mod server;
+pub mod upstream;
+
+pub use gateway::{Gateway, GatewayError};
+pub use server::GatewayServer;

@@ -1,0 +1,241 @@
+//! One upstream MCP server as a source: connect (stdio child process), list its tools (paging
+//! followed, bounded), call them, and report `tools/list_changed` and disconnects.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
+use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::sync::{RwLock, mpsc};
+use toolsearch::ToolDef;
+use toolsearch::dispatch::{BoxFuture, CallResult, ExecError, Executor};
+
+use crate::convert;
+use crate::secrets::{MissingSecret, expand};
+
+/// Most `tools/list` pages read from one upstream.
+pub const MAX_LIST_PAGES: usize = 64;
+/// Longest wait for an upstream to start and answer `initialize`.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How to reach an upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UpstreamSpec {
+    /// A child process speaking MCP on stdio.
+    Stdio {
+        /// Program (may hold `${env:NAME}`).
+        command: String,
+        /// Arguments.
+        args: Vec<String>,
+        /// Extra environment.
+        env: BTreeMap<String, String>,
+        /// Working directory.
+        cwd: Option<PathBuf>,
+    },
+}
+
+/// Why an upstream could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamError {
+    /// A `${env:NAME}` reference is unset.
+    #[error(transparent)]
+    Secret(#[from] MissingSecret),
+    /// The process could not start.
+    #[error("cannot start {command:?}: {source}")]
+    Spawn {
+        /// The program.
+        command: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The MCP handshake or a request failed.
+    #[error("{0}")]
+    Protocol(String),
+    /// The upstream did not answer in time.
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    /// It lists more than [`MAX_LIST_PAGES`] pages of tools.
+    #[error("more than {MAX_LIST_PAGES} pages of tools; the rest are ignored")]
+    TooManyPages,
+}
+
+/// Events the gateway acts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpstreamEvent {
+    /// The upstream's tool list changed.
+    ToolsChanged(String),
+}
+
+/// The client side of one upstream connection: forwards list changes.
+#[derive(Debug, Clone)]
+pub struct UpstreamClient {
+    name: String,
+    events: mpsc::UnboundedSender<UpstreamEvent>,
+}
+
+impl ClientHandler for UpstreamClient {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self
+            .events
+            .send(UpstreamEvent::ToolsChanged(self.name.clone()));
+    }
+}
+
+type Running = RunningService<RoleClient, UpstreamClient>;
+
+/// One upstream: its spec and its live connection, if any.
+#[derive(Debug)]
+pub struct Upstream {
+    name: String,
+    spec: UpstreamSpec,
+    events: mpsc::UnboundedSender<UpstreamEvent>,
+    conn: RwLock<Option<Running>>,
+}
+
+impl Upstream {
+    /// An upstream not yet connected.
+    pub fn new(
+        name: impl Into<String>,
+        spec: UpstreamSpec,
+        events: mpsc::UnboundedSender<UpstreamEvent>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            spec,
+            events,
+            conn: RwLock::new(None),
+        }
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Connects (replacing any previous connection) and lists the tools.
+    pub async fn connect(&self) -> Result<Vec<ToolDef>, UpstreamError> {
+        self.disconnect().await;
+        let client = UpstreamClient {
+            name: self.name.clone(),
+            events: self.events.clone(),
+        };
+        let running = match &self.spec {
+            UpstreamSpec::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let program = expand(command)?;
+                let mut cmd = tokio::process::Command::new(&program);
+                for a in args {
+                    cmd.arg(expand(a)?);
+                }
+                for (k, v) in env {
+                    cmd.env(k, expand(v)?);
+                }
+                if let Some(dir) = cwd {
+                    cmd.current_dir(dir);
+                }
+                let transport =
+                    TokioChildProcess::new(cmd).map_err(|source| UpstreamError::Spawn {
+                        command: program.clone(),
+                        source,
+                    })?;
+                tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport))
+                    .await
+                    .map_err(|_| UpstreamError::Timeout(CONNECT_TIMEOUT))?
+                    .map_err(|e| UpstreamError::Protocol(format!("initialize failed: {e}")))?
+            }
+        };
+        let tools = list_tools(running.peer()).await;
+        *self.conn.write().await = Some(running);
+        tools
+    }
+
+    /// Lists the tools of the live connection.
+    pub async fn list_tools(&self) -> Result<Vec<ToolDef>, UpstreamError> {
+        let peer = self
+            .peer()
+            .await
+            .ok_or_else(|| UpstreamError::Protocol("not connected".into()))?;
+        list_tools(&peer).await
+    }
+
+    /// The live connection's peer, if connected and not closed.
+    pub async fn peer(&self) -> Option<Peer<RoleClient>> {
+        let guard = self.conn.read().await;
+        guard
+            .as_ref()
+            .filter(|r| !r.is_closed())
+            .map(|r| r.peer().clone())
+    }
+
+    /// Whether it is connected.
+    pub async fn is_connected(&self) -> bool {
+        self.peer().await.is_some()
+    }
+
+    /// Closes the connection (the child process is killed).
+    pub async fn disconnect(&self) {
+        if let Some(running) = self.conn.write().await.take() {
+            let _ = running.cancel().await;
+        }
+    }
+}
+
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolDef>, UpstreamError> {
+    let mut out = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let page = peer
+            .list_tools(Some(params))
+            .await
+            .map_err(|e| UpstreamError::Protocol(format!("tools/list failed: {e}")))?;
+        out.extend(page.tools.iter().map(convert::tool_def));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(out),
+        }
+    }
+    Err(UpstreamError::TooManyPages)
+}
+
+/// Runs calls on an upstream.
+#[derive(Debug, Clone)]
+pub struct UpstreamExecutor(pub Arc<Upstream>);
+
+impl Executor for UpstreamExecutor {
+    fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<Result<CallResult, ExecError>> {
+        let upstream = self.0.clone();
+        let tool = tool.to_owned();
+        Box::pin(async move {
+            let Some(peer) = upstream.peer().await else {
+                return Err(ExecError::Unavailable(format!(
+                    "upstream {} is not running",
+                    upstream.name
+                )));
+            };
+            let params = CallToolRequestParams::new(tool).with_arguments(arguments);
+            match peer.call_tool(params).await {
+                Ok(result) => Ok(convert::call_result(&result)),
+                Err(e) => Err(ExecError::Failed(format!(
+                    "upstream {} failed: {e}",
+                    upstream.name
+                ))),
+            }
+        })
+    }
+}
