@@ -25,8 +25,8 @@ pub enum GatewayError {
     /// The engine refused the sources or settings.
     #[error(transparent)]
     Engine(#[from] EngineError),
-    /// A source kind this build does not serve yet.
-    #[error("source {0:?}: streamable HTTP upstreams are not available in this build yet")]
+    /// A source feature this build does not serve yet.
+    #[error("source {0:?}: context_headers are not available in this build yet")]
     Unsupported(String),
 }
 
@@ -74,6 +74,28 @@ fn grouped_or_direct(config: &SourceConfig, tools: Vec<ToolDef>) -> SourceTools 
         _ => SourceTools::direct(&config.name, tools),
     };
     source.with_instructions(config.instructions.clone())
+}
+
+async fn connect_upstream(
+    state: &mut SourceState,
+    sc: &SourceConfig,
+    spec: UpstreamSpec,
+    events: &mpsc::UnboundedSender<UpstreamEvent>,
+) {
+    let upstream = Arc::new(Upstream::new(&sc.name, spec, events.clone()));
+    match upstream.connect().await {
+        Ok(tools) => {
+            state.sources = vec![
+                grouped_or_direct(sc, tools)
+                    .with_executor(Arc::new(UpstreamExecutor(upstream.clone()))),
+            ];
+        }
+        Err(e) => {
+            tracing::error!(source = %sc.name, error = %e, "upstream unavailable");
+            state.status = Err(e.to_string());
+        }
+    }
+    state.upstream = Some(upstream);
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -141,7 +163,20 @@ impl Gateway {
                     }
                     state.upstream = Some(upstream);
                 }
-                SourceKind::Http { .. } => return Err(GatewayError::Unsupported(sc.name.clone())),
+                SourceKind::Http {
+                    url,
+                    headers,
+                    context_headers,
+                } => {
+                    if !context_headers.is_empty() {
+                        return Err(GatewayError::Unsupported(sc.name.clone()));
+                    }
+                    let spec = UpstreamSpec::Http {
+                        url: url.clone(),
+                        headers: headers.clone(),
+                    };
+                    connect_upstream(&mut state, &sc, spec, &events_tx).await;
+                }
                 _ => return Err(GatewayError::Unsupported(sc.name.clone())),
             }
             states.push(state);

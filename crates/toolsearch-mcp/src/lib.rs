@@ -2,6 +2,7 @@
 
 pub mod convert;
 pub mod gateway;
+pub mod http;
 pub mod secrets;
 pub mod server;
 pub mod upstream;

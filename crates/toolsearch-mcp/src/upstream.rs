@@ -1,14 +1,15 @@
 //! One upstream MCP server as a source: connect (stdio child process), list its tools (paging
 //! followed, bounded), call them, and report `tools/list_changed` and disconnects.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
 use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::{RwLock, mpsc};
@@ -38,6 +39,13 @@ pub enum UpstreamSpec {
         /// Working directory.
         cwd: Option<PathBuf>,
     },
+    /// A streamable HTTP endpoint.
+    Http {
+        /// Endpoint URL.
+        url: String,
+        /// Headers sent with every request (values may hold `${env:NAME}`).
+        headers: BTreeMap<String, String>,
+    },
 }
 
 /// Why an upstream could not be used.
@@ -61,6 +69,12 @@ pub enum UpstreamError {
     /// The upstream did not answer in time.
     #[error("no answer within {0:?}")]
     Timeout(Duration),
+    /// A header name or value is not valid HTTP.
+    #[error("header {0:?} is not a valid HTTP header")]
+    Header(String),
+    /// The upstream refused our credentials (HTTP 401/403).
+    #[error("unauthorized: {0}")]
+    Unauthorized(String),
     /// It lists more than [`MAX_LIST_PAGES`] pages of tools.
     #[error("more than {MAX_LIST_PAGES} pages of tools; the rest are ignored")]
     TooManyPages,
@@ -154,6 +168,19 @@ impl Upstream {
                     .map_err(|_| UpstreamError::Timeout(CONNECT_TIMEOUT))?
                     .map_err(|e| UpstreamError::Protocol(format!("initialize failed: {e}")))?
             }
+            UpstreamSpec::Http { url, headers } => {
+                let transport = http_transport(url, headers)?;
+                tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport))
+                    .await
+                    .map_err(|_| UpstreamError::Timeout(CONNECT_TIMEOUT))?
+                    .map_err(|e| {
+                        if e.auth_challenge().is_some() {
+                            UpstreamError::Unauthorized(e.to_string())
+                        } else {
+                            UpstreamError::Protocol(format!("initialize failed: {e}"))
+                        }
+                    })?
+            }
         };
         let tools = list_tools(running.peer()).await;
         *self.conn.write().await = Some(running);
@@ -189,6 +216,43 @@ impl Upstream {
             let _ = running.cancel().await;
         }
     }
+}
+
+/// Installs rustls' ring provider once (reqwest is built without a default provider); call it
+/// before building a `reqwest::Client` yourself.
+pub fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+fn http_transport(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, UpstreamError> {
+    install_crypto_provider();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    let mut custom = HashMap::new();
+    for (name, value) in headers {
+        let value = expand(value)?;
+        if name.eq_ignore_ascii_case("authorization")
+            && let Some(token) = value.strip_prefix("Bearer ")
+        {
+            config = config.auth_header(token.to_owned());
+            continue;
+        }
+        let header_name = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| UpstreamError::Header(name.clone()))?;
+        let header_value =
+            http::HeaderValue::from_str(&value).map_err(|_| UpstreamError::Header(name.clone()))?;
+        custom.insert(header_name, header_value);
+    }
+    config.custom_headers = custom;
+    let client = reqwest::Client::builder()
+        .build()
+        .map_err(|e| UpstreamError::Protocol(format!("HTTP client: {e}")))?;
+    Ok(StreamableHttpClientTransport::with_client(client, config))
 }
 
 async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolDef>, UpstreamError> {
@@ -231,6 +295,12 @@ impl Executor for UpstreamExecutor {
             let params = CallToolRequestParams::new(tool).with_arguments(arguments);
             match peer.call_tool(params).await {
                 Ok(result) => Ok(convert::call_result(&result)),
+                Err(e) if e.is_authorization_required() || e.auth_challenge().is_some() => {
+                    Err(ExecError::Unauthorized {
+                        upstream: upstream.name.clone(),
+                        message: e.to_string(),
+                    })
+                }
                 Err(e) => Err(ExecError::Failed(format!(
                     "upstream {} failed: {e}",
                     upstream.name

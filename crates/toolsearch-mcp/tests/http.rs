@@ -1,0 +1,179 @@
+//! The gateway over streamable HTTP, and HTTP upstreams: gateway A serves the reference
+//! server-everything over HTTP with a bearer token; rmcp's HTTP client and a second gateway
+//! (B, with A as an HTTP upstream) use it.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Map, Value, json};
+use toolsearch::config::parse_config;
+use toolsearch_mcp::Gateway;
+use toolsearch_mcp::http::{HttpOptions, HttpServer, serve_http};
+
+/// The bearer token: `$HOME`'s value, so that gateway B can read it as `${env:HOME}` (tests may
+/// not set variables: unsafe code is forbidden here).
+fn token() -> String {
+    std::env::var("HOME").expect("HOME is set")
+}
+
+fn everything_js() -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        p.exists(),
+        "run `npm ci` in tests/mcp-servers (.ci/run does)"
+    );
+    p.display().to_string()
+}
+
+async fn gateway(toml: &str) -> Arc<Gateway> {
+    let config = parse_config("test.toml", toml, std::path::Path::new(".")).expect("valid config");
+    Gateway::start(config).await.expect("gateway starts")
+}
+
+async fn gateway_a() -> (Arc<Gateway>, HttpServer) {
+    let g = gateway(&format!(
+        "[[source]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}]\ngroup = \"everything\"\ndescription = \"Reference test server\"\n",
+        everything_js()
+    ))
+    .await;
+    let options =
+        HttpOptions::new("127.0.0.1:0".parse().expect("addr")).with_bearer_token(Some(token()));
+    let server = serve_http(g.clone(), options).await.expect("bind");
+    (g, server)
+}
+
+fn object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => unreachable!(),
+    }
+}
+
+fn client_transport(
+    url: String,
+    token: Option<&str>,
+) -> StreamableHttpClientTransport<reqwest::Client> {
+    toolsearch_mcp::upstream::install_crypto_provider();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    if let Some(t) = token {
+        config = config.auth_header(t.to_owned());
+    }
+    StreamableHttpClientTransport::with_client(reqwest::Client::new(), config)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_client_uses_the_gateway_and_the_token_is_required() {
+    let (g, server) = gateway_a().await;
+    let url = format!("http://{}/", server.local_addr);
+
+    let client =
+        ().serve(client_transport(url.clone(), Some(&token())))
+            .await
+            .expect("initialize with the token");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert_eq!(tools.len(), 5);
+    let r = client
+        .call_tool(CallToolRequestParams::new("call_tool").with_arguments(object(
+            json!({"group": "everything", "tool": "echo", "arguments": {"message": "over http"}}),
+        )))
+        .await
+        .expect("tools/call");
+    assert!(
+        serde_json::to_string(&r)
+            .expect("json")
+            .contains("over http")
+    );
+    client.cancel().await.expect("close");
+
+    assert!(
+        ().serve(client_transport(url.clone(), None)).await.is_err(),
+        "no token must be refused"
+    );
+    assert!(
+        ().serve(client_transport(url.clone(), Some("wrong")))
+            .await
+            .is_err(),
+        "a wrong token must be refused"
+    );
+
+    // A browser page from another origin is refused; loopback origins pass the Origin check.
+    toolsearch_mcp::upstream::install_crypto_provider();
+    let post = |origin: &'static str| {
+        reqwest::Client::new()
+            .post(url.clone())
+            .header("Authorization", format!("Bearer {}", token()))
+            .header("Origin", origin)
+            .header("Accept", "application/json, text/event-stream")
+            .header("Content-Type", "application/json")
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+            .send()
+    };
+    assert_eq!(
+        post("https://evil.example").await.expect("answer").status(),
+        403
+    );
+    assert_ne!(
+        post("http://localhost:3000")
+            .await
+            .expect("answer")
+            .status(),
+        403
+    );
+
+    server.shutdown().await;
+    g.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_uses_another_over_http_as_an_upstream() {
+    let (a, server) = gateway_a().await;
+    let b = gateway(&format!(
+        "[[source]]\nname = \"remote\"\nurl = \"http://{}/\"\nheaders = {{ Authorization = \"Bearer ${{env:HOME}}\" }}\ngroup = \"remote\"\ndescription = \"Another toolsearch gateway\"\n\n[[source]]\nname = \"locked\"\nurl = \"http://{}/\"\ngroup = \"locked\"\ndescription = \"The same gateway without credentials\"\n",
+        server.local_addr, server.local_addr
+    ))
+    .await;
+    let statuses = b.statuses();
+    assert_eq!(statuses[0].status, Ok(()), "{statuses:?}");
+    assert_eq!(statuses[0].tools, 5, "A's controls are B's remote tools");
+    let locked = statuses[1].status.as_ref().expect_err("no token");
+    assert!(locked.contains("unauthorized"), "{locked}");
+
+    // B → A → server-everything.
+    let r = b
+        .engine()
+        .handle(
+            "call_tool",
+            json!({"group": "remote", "tool": "call_tool", "arguments": {"group": "everything", "tool": "echo", "arguments": {"message": "two hops"}}}),
+        )
+        .await;
+    assert!(!r.is_error, "{r:?}");
+    assert!(
+        serde_json::to_string(&r)
+            .expect("json")
+            .contains("two hops")
+    );
+
+    // A revokes the token mid-session: B's next call is refused with needs_auth.
+    server.set_bearer_token(Some("rotated-elsewhere".into()));
+    let r = b
+        .engine()
+        .handle(
+            "call_tool",
+            json!({"group": "remote", "tool": "list_tool_groups", "arguments": {}}),
+        )
+        .await;
+    assert!(r.is_error);
+    let v: Value = serde_json::from_str(r.first_text().expect("text")).expect("json");
+    assert_eq!(v["error"], "needs_auth", "{v}");
+    assert_eq!(v["upstream"], "remote");
+    assert_eq!(v["hint"], "call the auth tool to re-authorize remote");
+
+    b.shutdown().await;
+    server.shutdown().await;
+    a.shutdown().await;
+}
