@@ -111,6 +111,7 @@ pub struct Upstream {
     spec: UpstreamSpec,
     events: mpsc::UnboundedSender<UpstreamEvent>,
     conn: RwLock<Option<Running>>,
+    pid: std::sync::Mutex<Option<u32>>,
 }
 
 impl Upstream {
@@ -125,6 +126,7 @@ impl Upstream {
             spec,
             events,
             conn: RwLock::new(None),
+            pid: std::sync::Mutex::new(None),
         }
     }
 
@@ -163,6 +165,7 @@ impl Upstream {
                         command: program.clone(),
                         source,
                     })?;
+                *self.pid.lock().unwrap_or_else(|p| p.into_inner()) = transport.id();
                 tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport))
                     .await
                     .map_err(|_| UpstreamError::Timeout(CONNECT_TIMEOUT))?
@@ -199,10 +202,17 @@ impl Upstream {
     /// The live connection's peer, if connected and not closed.
     pub async fn peer(&self) -> Option<Peer<RoleClient>> {
         let guard = self.conn.read().await;
+        // The service loop ends when the transport does (a child's stdout closing, an HTTP
+        // stream failing); its peer's channel is then closed.
         guard
             .as_ref()
-            .filter(|r| !r.is_closed())
+            .filter(|r| !r.is_closed() && !r.peer().is_transport_closed())
             .map(|r| r.peer().clone())
+    }
+
+    /// The child process id of a stdio upstream's current connection.
+    pub fn pid(&self) -> Option<u32> {
+        *self.pid.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Whether it is connected.

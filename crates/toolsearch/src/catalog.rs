@@ -105,6 +105,9 @@ pub struct SourceTools {
     pub tools: Vec<ToolDef>,
     /// Runs the tools.
     pub executor: Option<Arc<dyn Executor>>,
+    /// Why the source is unavailable right now (`None`: available). Its tools stay
+    /// discoverable; its group says so in `list_tool_groups`.
+    pub unavailable: Option<String>,
 }
 
 impl SourceTools {
@@ -116,6 +119,7 @@ impl SourceTools {
             instructions: Vec::new(),
             tools,
             executor: None,
+            unavailable: None,
         }
     }
 
@@ -127,12 +131,19 @@ impl SourceTools {
             instructions: Vec::new(),
             tools,
             executor: None,
+            unavailable: None,
         }
     }
 
     /// Sets what runs the tools.
     pub fn with_executor(mut self, executor: Arc<dyn Executor>) -> Self {
         self.executor = Some(executor);
+        self
+    }
+
+    /// Marks the source unavailable, with the reason.
+    pub fn with_unavailable(mut self, reason: Option<String>) -> Self {
+        self.unavailable = reason;
         self
     }
 

@@ -65,6 +65,8 @@ pub struct GroupEntry {
     pub tools: Range<ToolId>,
     /// Names of the sources placing tools here.
     pub sources: Vec<String>,
+    /// Sources of this group that are unavailable now, with the reason.
+    pub unavailable: Vec<(String, String)>,
 }
 
 /// A direct tool (listed as an ordinary top-level tool).
@@ -110,6 +112,9 @@ impl fmt::Display for DirectoryError {
     }
 }
 
+/// A group while building: description, sources, unavailable sources with the reason.
+type GroupParts = (String, Vec<String>, Vec<(String, String)>);
+
 struct Pending {
     executor: Option<Arc<dyn Executor>>,
     group_key: Arc<str>,
@@ -126,8 +131,8 @@ impl Directory {
         if !problems.is_empty() {
             return Err(DirectoryError { problems });
         }
-        // group name -> (description, sources)
-        let mut groups: FxHashMap<String, (String, Vec<String>)> = FxHashMap::default();
+        // group name -> (description, sources, unavailable sources)
+        let mut groups: FxHashMap<String, GroupParts> = FxHashMap::default();
         let mut pending = Vec::new();
         let mut direct = Vec::new();
         for src in sources {
@@ -136,9 +141,12 @@ impl Directory {
                 Presentation::Group(g) => {
                     let entry = groups
                         .entry(g.name.clone())
-                        .or_insert_with(|| (g.description, Vec::new()));
+                        .or_insert_with(|| (g.description, Vec::new(), Vec::new()));
                     if !entry.1.contains(&src.source) {
                         entry.1.push(src.source.clone());
+                    }
+                    if let Some(reason) = src.unavailable {
+                        entry.2.push((src.source.clone(), reason));
                     }
                     let instructions: Arc<[String]> = src.instructions.into();
                     let group_key: Arc<str> = Arc::from(g.name.as_str());
@@ -209,12 +217,13 @@ impl Directory {
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                let (description, sources) = &groups[*n];
+                let (description, sources, unavailable) = &groups[*n];
                 GroupEntry {
                     name: (*n).clone(),
                     description: description.clone(),
                     tools: ranges[i].clone(),
                     sources: sources.clone(),
+                    unavailable: unavailable.clone(),
                 }
             })
             .collect();

@@ -1,6 +1,7 @@
 //! The gateway config file: TOML → raw serde structs (unknown keys rejected) → [`Config`].
 //!
-//! Keys beyond DESIGN.md's: `[[source]] cwd` (working directory of a stdio child),
+//! Keys beyond DESIGN.md's: `[limits] call_timeout_ms` and `max_tool_calls`,
+//! `[[source]] cwd` (working directory of a stdio child),
 //! `[[source]] instructions` (the source's guidance, a list of strings), and the extra control
 //! names under `[names]` (`describe`, `call`, `list`, `list_groups`, `search_proxy`,
 //! `call_proxy`, `search_capabilities`, `invoke`, `get_skill`). A `catalog` path is relative to
@@ -20,8 +21,16 @@ struct RawConfig {
     surface: Option<String>,
     search: Option<RawSearch>,
     names: Option<RawNames>,
+    limits: Option<RawLimits>,
     #[serde(default)]
     source: Vec<RawSource>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    call_timeout_ms: Option<i64>,
+    max_tool_calls: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -121,6 +130,10 @@ pub struct Config {
     pub settings: Settings,
     /// Sources, in file order.
     pub sources: Vec<SourceConfig>,
+    /// `[limits] call_timeout_ms`: how long one tool call may run (default 60 s).
+    pub call_timeout: Option<std::time::Duration>,
+    /// `[limits] max_tool_calls`: tool calls per downstream session (a proxied call counts two).
+    pub max_tool_calls: Option<u64>,
 }
 
 /// Why a config could not be used.
@@ -182,7 +195,7 @@ pub fn parse_config(file: &str, text: &str, base: &Path) -> Result<Config, Confi
     }
 }
 
-fn validate(raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Config {
+fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Config {
     let mut settings = Settings::default();
     if let Some(s) = &raw.surface {
         match Surface::parse(s) {
@@ -232,13 +245,40 @@ fn validate(raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Config {
 
     let mut sources = Vec::new();
     let mut seen: Vec<String> = Vec::new();
-    for (i, s) in raw.source.into_iter().enumerate() {
+    let raw_sources = std::mem::take(&mut raw.source);
+    for (i, s) in raw_sources.into_iter().enumerate() {
         let at = format!("source[{i}]");
         if let Some(src) = validate_source(&at, s, base, &mut seen, problems) {
             sources.push(src);
         }
     }
-    Config { settings, sources }
+    let limits = raw.limits.unwrap_or_default();
+    let call_timeout = match limits.call_timeout_ms {
+        None => None,
+        Some(ms) if (1..=86_400_000).contains(&ms) => {
+            Some(std::time::Duration::from_millis(ms as u64))
+        }
+        Some(ms) => {
+            problems.push(format!(
+                "limits.call_timeout_ms: {ms} is outside 1..=86400000"
+            ));
+            None
+        }
+    };
+    let max_tool_calls = match limits.max_tool_calls {
+        None => None,
+        Some(n) if n >= 1 => Some(n as u64),
+        Some(n) => {
+            problems.push(format!("limits.max_tool_calls: {n} must be at least 1"));
+            None
+        }
+    };
+    Config {
+        settings,
+        sources,
+        call_timeout,
+        max_tool_calls,
+    }
 }
 
 fn validate_source(
@@ -577,6 +617,20 @@ name = "c"
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }
         assert_eq!(problems.len(), 15, "{text}");
+    }
+
+    #[test]
+    fn limits() {
+        let c = parse("[limits]\ncall_timeout_ms = 1500\nmax_tool_calls = 40\n").expect("valid");
+        assert_eq!(c.call_timeout, Some(std::time::Duration::from_millis(1500)));
+        assert_eq!(c.max_tool_calls, Some(40));
+        let e = parse("[limits]\ncall_timeout_ms = 0\nmax_tool_calls = 0\n").expect_err("invalid");
+        let text = e.to_string();
+        assert!(
+            text.contains("limits.call_timeout_ms: 0") && text.contains("limits.max_tool_calls: 0"),
+            "{text}"
+        );
+        assert!(parse("[limits]\ntimeout = 1\n").is_err());
     }
 
     #[test]

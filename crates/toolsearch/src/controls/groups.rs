@@ -14,13 +14,28 @@ struct GroupLine<'a> {
     group: &'a str,
     description: &'a str,
     count: u32,
+    /// Present only while a source of the group is down.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unavailable: Option<String>,
 }
 
 fn line(g: &GroupEntry) -> String {
+    let unavailable = (!g.unavailable.is_empty()).then(|| {
+        let why: Vec<String> = g
+            .unavailable
+            .iter()
+            .map(|(s, r)| format!("{s}: {r}"))
+            .collect();
+        format!(
+            "calls to its tools fail until it is back ({})",
+            why.join("; ")
+        )
+    });
     serde_json::to_string(&GroupLine {
         group: &g.name,
         description: &g.description,
         count: g.tools.end - g.tools.start,
+        unavailable,
     })
     .unwrap_or_default()
 }
