@@ -263,3 +263,29 @@ fn check_reports_every_source() {
         .expect("broken row");
     assert!(broken.contains("error: cannot start"), "{broken}");
 }
+
+/// The official Python SDK's client (from PyPI, installed by `.ci/run` into `target/pyenv`)
+/// drives the gateway: `tests/python/gateway_client.py`.
+#[test]
+fn the_python_sdk_client_works_with_the_gateway() {
+    let python = root().join("target/pyenv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: .ci/run creates it (python3 -m venv target/pyenv && target/pyenv/bin/pip install -r tests/python/requirements.txt)",
+        python.display()
+    );
+    let dir = temp_dir("python");
+    let config = write_config(&dir);
+    let notes = dir.join("files/notes.txt");
+    let o = std::process::Command::new(python)
+        .arg(root().join("tests/python/gateway_client.py"))
+        .arg(env!("CARGO_BIN_EXE_toolsearch"))
+        .arg(&config)
+        .arg(&notes)
+        .output()
+        .expect("run the python client");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "python client failed:\n{out}\n{err}");
+    assert!(out.contains("7 passed, 0 failed"), "{out}");
+}
