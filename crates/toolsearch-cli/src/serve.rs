@@ -36,7 +36,14 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         },
         None => None,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // Over stdio there is one client: a single-threaded runtime avoids a cross-core hand-off
+    // per message (measured in BENCHMARKS.md). HTTP serves many sessions on all cores.
+    let mut builder = if http.is_some() {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let runtime = builder
         .enable_all()
         .build()
         .context("starting the async runtime")?;
@@ -60,7 +67,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         let server = GatewayServer::new(gateway.clone())
-            .serve(rmcp::transport::stdio())
+            .serve(rmcp::transport::stdio_pipes())
             .await
             .context("MCP session over stdio")?;
         let quit = server.waiting().await;
