@@ -7,7 +7,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::Value;
 use toolsearch::dispatch::Session;
@@ -47,6 +47,20 @@ impl ServerHandler for GatewayServer {
             Some(text) => info.with_instructions(text),
             None => info,
         }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Tell this client whenever the tools it sees change (direct tools, controls appearing).
+        let mut changes = self.gateway.engine().subscribe_tool_changes();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            changes.mark_unchanged();
+            while changes.changed().await.is_ok() {
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        });
     }
 
     async fn list_tools(

@@ -107,11 +107,13 @@ impl EngineBuilder {
         }
         let dir = Directory::build(self.sources)?;
         check_clashes(&settings, &dir)?;
+        let (tools_changed, _) = tokio::sync::watch::channel(0);
         Ok(Engine {
             catalog: Catalog::new(dir),
             settings,
             path: self.path,
             session: Session::new(),
+            tools_changed,
         })
     }
 }
@@ -123,6 +125,8 @@ pub struct Engine {
     settings: Settings,
     path: CallPath,
     session: Session,
+    /// Bumped whenever a reload changes the model-facing tool list.
+    tools_changed: tokio::sync::watch::Sender<u64>,
 }
 
 impl Engine {
@@ -152,11 +156,23 @@ impl Engine {
     }
 
     /// Replaces the snapshot with one built from `sources` (the next call sees it).
+    /// Whether the model-facing tool list changed, it is announced to
+    /// [`subscribe_tool_changes`](Self::subscribe_tool_changes).
     pub fn reload(&self, sources: Vec<SourceTools>) -> Result<(), EngineError> {
         let dir = Directory::build(sources)?;
         check_clashes(&self.settings, &dir)?;
+        let before = self.tools();
         self.catalog.replace(dir);
+        if self.tools() != before {
+            self.tools_changed.send_modify(|n| *n += 1);
+        }
         Ok(())
+    }
+
+    /// A receiver that sees a new value each time the model-facing tool list (controls and
+    /// direct tools, with their schemas) changes; an MCP server sends `tools/list_changed`.
+    pub fn subscribe_tool_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.tools_changed.subscribe()
     }
 
     /// The control definitions the model sees (none when nothing is grouped).
