@@ -2,7 +2,8 @@
 //! unavailable, fails fast, and is restarted; a source that never starts is listed as
 //! unavailable; a hung call times out; shutting down leaves no child process.
 
-use std::path::PathBuf;
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -10,20 +11,10 @@ use serde_json::{Value, json};
 use toolsearch::config::parse_config;
 use toolsearch_mcp::Gateway;
 
-fn everything_js() -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        p.exists(),
-        "run `npm ci` in tests/mcp-servers (.ci/run does)"
-    );
-    p.display().to_string()
-}
-
 async fn start() -> Arc<Gateway> {
     let toml = format!(
         "[limits]\ncall_timeout_ms = 1500\n\n[[source]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}]\ngroup = \"everything\"\ndescription = \"Reference test server\"\n\n[[source]]\nname = \"broken\"\ncommand = \"/nonexistent/mcp-server\"\ngroup = \"broken\"\ndescription = \"Never starts\"\n",
-        everything_js()
+        common::everything_js()
     );
     let config = parse_config("faults.toml", &toml, std::path::Path::new(".")).expect("valid");
     Gateway::start(config)

@@ -2,7 +2,8 @@
 //! server-everything over HTTP with a bearer token; rmcp's HTTP client and a second gateway
 //! (B, with A as an HTTP upstream) use it.
 
-use std::path::PathBuf;
+mod common;
+
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
@@ -20,16 +21,6 @@ fn token() -> String {
     std::env::var("HOME").expect("HOME is set")
 }
 
-fn everything_js() -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        p.exists(),
-        "run `npm ci` in tests/mcp-servers (.ci/run does)"
-    );
-    p.display().to_string()
-}
-
 async fn gateway(toml: &str) -> Arc<Gateway> {
     let config = parse_config("test.toml", toml, std::path::Path::new(".")).expect("valid config");
     Gateway::start(config).await.expect("gateway starts")
@@ -38,7 +29,7 @@ async fn gateway(toml: &str) -> Arc<Gateway> {
 async fn gateway_a() -> (Arc<Gateway>, HttpServer) {
     let g = gateway(&format!(
         "[[source]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}]\ngroup = \"everything\"\ndescription = \"Reference test server\"\n",
-        everything_js()
+        common::everything_js()
     ))
     .await;
     let options =

@@ -84,6 +84,21 @@ fn parse_detail(
         })
 }
 
+/// The `query` argument: a string of at most [`MAX_QUERY_CHARS`] characters (default `""`).
+fn parse_query(obj: &serde_json::Map<String, Value>) -> Result<&str, ToolError> {
+    let query = opt_str(obj, "query")?.unwrap_or("");
+    let chars = query.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(ToolError::invalid_request(
+            "/query",
+            format!(
+                "query has {chars} characters; at most {MAX_QUERY_CHARS} are allowed. Use a few words"
+            ),
+        ));
+    }
+    Ok(query)
+}
+
 fn parse_limit(
     obj: &serde_json::Map<String, Value>,
     settings: &Settings,
@@ -111,16 +126,7 @@ pub(super) fn discover(
         arguments,
         &["query", "group", "detail", "limit", "offset"],
     )?;
-    let query = opt_str(obj, "query")?.unwrap_or("");
-    let chars = query.chars().count();
-    if chars > MAX_QUERY_CHARS {
-        return Err(ToolError::invalid_request(
-            "/query",
-            format!(
-                "query has {chars} characters; at most {MAX_QUERY_CHARS} are allowed. Use a few words"
-            ),
-        ));
-    }
+    let query = parse_query(obj)?;
     let group = opt_str(obj, "group")?;
     let detail = parse_detail(
         opt_str(obj, "detail")?,
@@ -147,16 +153,7 @@ pub(super) fn search_proxy(
 ) -> Result<String, ToolError> {
     let name = &settings.names.search_proxy;
     let obj = object(name, arguments, &["query", "group", "limit", "offset"])?;
-    let query = opt_str(obj, "query")?.unwrap_or("");
-    let chars = query.chars().count();
-    if chars > MAX_QUERY_CHARS {
-        return Err(ToolError::invalid_request(
-            "/query",
-            format!(
-                "query has {chars} characters; at most {MAX_QUERY_CHARS} are allowed. Use a few words"
-            ),
-        ));
-    }
+    let query = parse_query(obj)?;
     let group = opt_str(obj, "group")?;
     let limit = parse_limit(obj, settings)?;
     let offset = opt_uint(obj, "offset")?.unwrap_or(0);
