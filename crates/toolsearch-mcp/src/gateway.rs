@@ -36,8 +36,8 @@ pub enum GatewayError {
     /// The engine refused the sources or settings.
     #[error(transparent)]
     Engine(#[from] EngineError),
-    /// A source feature this build does not serve yet.
-    #[error("source {0:?}: context_headers are not available in this build yet")]
+    /// A source kind this build does not know.
+    #[error("source {0:?}: this kind of source is not supported")]
     Unsupported(String),
 }
 
@@ -179,15 +179,11 @@ impl Gateway {
                     url,
                     headers,
                     context_headers,
-                } => {
-                    if !context_headers.is_empty() {
-                        return Err(GatewayError::Unsupported(sc.name.clone()));
-                    }
-                    UpstreamSpec::Http {
-                        url: url.clone(),
-                        headers: headers.clone(),
-                    }
-                }
+                } => UpstreamSpec::Http {
+                    url: url.clone(),
+                    headers: headers.clone(),
+                    context_headers: context_headers.clone(),
+                },
                 _ => return Err(GatewayError::Unsupported(sc.name.clone())),
             };
             let upstream = Arc::new(Upstream::new(&sc.name, spec, events_tx.clone()));

@@ -14,7 +14,7 @@ use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::{RwLock, mpsc};
 use toolsearch::ToolDef;
-use toolsearch::dispatch::{BoxFuture, CallResult, ExecError, Executor};
+use toolsearch::dispatch::{BoxFuture, CallResult, ExecError, Executor, Session};
 
 use crate::convert;
 use crate::secrets::{MissingSecret, expand};
@@ -45,6 +45,10 @@ pub enum UpstreamSpec {
         url: String,
         /// Headers sent with every request (values may hold `${env:NAME}`).
         headers: BTreeMap<String, String>,
+        /// Per-session headers: header name → context path (`run.id`, `identity.tenant_id`).
+        /// With any, each downstream session gets its own connection carrying its values;
+        /// the shared connection (tool listing) sends none of them.
+        context_headers: BTreeMap<String, String>,
     },
 }
 
@@ -171,7 +175,7 @@ impl Upstream {
                     .map_err(|_| UpstreamError::Timeout(CONNECT_TIMEOUT))?
                     .map_err(|e| UpstreamError::Protocol(format!("initialize failed: {e}")))?
             }
-            UpstreamSpec::Http { url, headers } => {
+            UpstreamSpec::Http { url, headers, .. } => {
                 let transport = http_transport(url, headers)?;
                 tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport))
                     .await
@@ -283,11 +287,91 @@ async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolDef>, UpstreamErr
     Err(UpstreamError::TooManyPages)
 }
 
+/// An HTTP upstream's URL, static headers and context headers.
+type HttpParts<'a> = (
+    &'a str,
+    &'a BTreeMap<String, String>,
+    &'a BTreeMap<String, String>,
+);
+
+/// One session's own connection to an upstream with context headers, made on first use.
+#[derive(Debug, Default)]
+struct SessionUpstream(tokio::sync::OnceCell<Result<Arc<Upstream>, String>>);
+
+impl Upstream {
+    /// The context headers of an HTTP upstream.
+    fn context_headers(&self) -> Option<HttpParts<'_>> {
+        match &self.spec {
+            UpstreamSpec::Http {
+                url,
+                headers,
+                context_headers,
+            } if !context_headers.is_empty() => Some((url, headers, context_headers)),
+            _ => None,
+        }
+    }
+
+    /// This session's own connection (its context headers resolved), made on first use.
+    async fn for_session(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+    ) -> Result<Arc<Upstream>, ExecError> {
+        let Some((url, headers, context_headers)) = self.context_headers() else {
+            return Ok(self.clone());
+        };
+        let key = format!("toolsearch-mcp/upstream/{}", self.name);
+        let Some(slot) = session.state_or_insert_with(&key, SessionUpstream::default) else {
+            return Err(ExecError::Unavailable("session state is corrupt".into()));
+        };
+        let made = slot
+            .0
+            .get_or_init(|| async {
+                let mut all = headers.clone();
+                for (header, path) in context_headers {
+                    let Some(value) = session.context(path) else {
+                        return Err(format!(
+                            "this session has no {path:?}, which source {} needs for its {header} header; its upstream connection was not opened",
+                            self.name
+                        ));
+                    };
+                    all.insert(header.clone(), value.to_owned());
+                }
+                let spec = UpstreamSpec::Http {
+                    url: url.to_owned(),
+                    headers: all,
+                    context_headers: BTreeMap::new(),
+                };
+                let own = Arc::new(Upstream::new(&self.name, spec, self.events.clone()));
+                match own.connect().await {
+                    Ok(_) => Ok(own),
+                    Err(e) => Err(format!("this session's connection to {} failed: {e}", self.name)),
+                }
+            })
+            .await;
+        made.clone().map_err(ExecError::Unavailable)
+    }
+}
+
 /// Runs calls on an upstream.
 #[derive(Debug, Clone)]
 pub struct UpstreamExecutor(pub Arc<Upstream>);
 
 impl Executor for UpstreamExecutor {
+    fn call_in(
+        &self,
+        session: &Arc<Session>,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<Result<CallResult, ExecError>> {
+        let upstream = self.0.clone();
+        let session = session.clone();
+        let tool = tool.to_owned();
+        Box::pin(async move {
+            let upstream = upstream.for_session(&session).await?;
+            UpstreamExecutor(upstream).call(&tool, arguments).await
+        })
+    }
+
     fn call(
         &self,
         tool: &str,

@@ -9,6 +9,7 @@ mod validate;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -134,4 +135,16 @@ pub trait Executor: Send + Sync + fmt::Debug {
         tool: &str,
         arguments: Map<String, Value>,
     ) -> BoxFuture<Result<CallResult, ExecError>>;
+
+    /// Calls `tool` on behalf of `session` (its context, its per-session state). The default
+    /// ignores the session.
+    fn call_in(
+        &self,
+        session: &Arc<Session>,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<Result<CallResult, ExecError>> {
+        let _ = session;
+        self.call(tool, arguments)
+    }
 }

@@ -112,7 +112,7 @@ impl EngineBuilder {
             catalog: Catalog::new(dir),
             settings,
             path: self.path,
-            session: Session::new(),
+            session: Arc::new(Session::new()),
             tools_changed,
         })
     }
@@ -124,7 +124,7 @@ pub struct Engine {
     catalog: Catalog,
     settings: Settings,
     path: CallPath,
-    session: Session,
+    session: Arc<Session>,
     /// Bumped whenever a reload changes the model-facing tool list.
     tools_changed: tokio::sync::watch::Sender<u64>,
 }
@@ -151,7 +151,7 @@ impl Engine {
     }
 
     /// The engine's own session (used by [`handle`](Self::handle)).
-    pub fn session(&self) -> &Session {
+    pub fn session(&self) -> &Arc<Session> {
         &self.session
     }
 
@@ -221,7 +221,12 @@ impl Engine {
 
     /// Answers any tool call the model makes, counted in `session`. Needs a Tokio runtime
     /// with timers (calls run under a timeout).
-    pub async fn handle_in(&self, session: &Session, name: &str, arguments: Value) -> CallResult {
+    pub async fn handle_in(
+        &self,
+        session: &Arc<Session>,
+        name: &str,
+        arguments: Value,
+    ) -> CallResult {
         let span = tracing::info_span!("tool_call", tool = name);
         async {
             let started = Instant::now();
@@ -237,7 +242,7 @@ impl Engine {
         .await
     }
 
-    async fn answer(&self, session: &Session, name: &str, arguments: Value) -> CallResult {
+    async fn answer(&self, session: &Arc<Session>, name: &str, arguments: Value) -> CallResult {
         let dir = self.catalog.snapshot();
         let control =
             controls::control_for(&self.settings, name).filter(|_| !dir.tools().is_empty());
@@ -271,7 +276,7 @@ impl Engine {
                         validator: &entry.validator,
                         executor: entry.executor.as_ref(),
                     };
-                    self.path.dispatch(target, args).await
+                    self.path.dispatch(session, target, args).await
                 }
                 Err(e) => CallResult::from_error(&e),
             },
@@ -301,7 +306,7 @@ impl Engine {
                     validator: &d.validator,
                     executor: d.executor.as_ref(),
                 };
-                self.path.dispatch(target, args).await
+                self.path.dispatch(session, target, args).await
             }
         }
     }

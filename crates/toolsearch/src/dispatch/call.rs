@@ -13,7 +13,7 @@ use tracing::Instrument;
 
 use super::hooks::{ApprovalHook, UnauthorizedHook};
 use super::validate::ArgValidator;
-use super::{Approval, CallInfo, CallResult, ExecError, Executor};
+use super::{Approval, CallInfo, CallResult, ExecError, Executor, Session};
 use crate::controls::ToolError;
 
 /// Default time a tool call may take.
@@ -75,6 +75,7 @@ impl CallPath {
     /// Runs one call of `target` and maps every outcome to a model-facing result.
     pub(crate) async fn dispatch(
         &self,
+        session: &Arc<Session>,
         target: Target<'_>,
         arguments: Map<String, Value>,
     ) -> CallResult {
@@ -86,7 +87,7 @@ impl CallPath {
         );
         async {
             let started = Instant::now();
-            let (outcome, result) = self.run(&target, arguments).await;
+            let (outcome, result) = self.run(session, &target, arguments).await;
             tracing::info!(
                 outcome,
                 duration_us = started.elapsed().as_micros() as u64,
@@ -100,6 +101,7 @@ impl CallPath {
 
     async fn run(
         &self,
+        session: &Arc<Session>,
         target: &Target<'_>,
         arguments: Map<String, Value>,
     ) -> (&'static str, CallResult) {
@@ -149,7 +151,8 @@ impl CallPath {
                 ));
             }
         }
-        let running = AssertUnwindSafe(executor.call(target.tool, arguments)).catch_unwind();
+        let running =
+            AssertUnwindSafe(executor.call_in(session, target.tool, arguments)).catch_unwind();
         match tokio::time::timeout(self.timeout, running).await {
             Err(_) => fail(ToolError::new(
                 "timeout",

@@ -401,7 +401,7 @@ async fn usage_limits_stop_calls_before_dispatch() {
     );
     assert_eq!(e.session().calls(), 5);
     // A separate session has its own count.
-    let s = toolsearch::dispatch::Session::new();
+    let s = Arc::new(toolsearch::dispatch::Session::new());
     assert!(!e.handle_in(&s, "now", json!({})).await.is_error);
     assert_eq!(s.calls(), 1);
 }

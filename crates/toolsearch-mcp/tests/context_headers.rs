@@ -1,0 +1,181 @@
+//! Context headers: concurrent downstream sessions get separate upstream connections, each
+//! carrying its own values, and they never cross. The upstream is a small rmcp server over
+//! HTTP whose one tool answers with the headers its request carried.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use http::request::Parts;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::json;
+use toolsearch::config::parse_config;
+use toolsearch::dispatch::Session;
+use toolsearch_mcp::Gateway;
+
+#[derive(Clone)]
+struct Whoami;
+
+impl ServerHandler for Whoami {
+    fn get_info(&self) -> rmcp::model::InitializeResult {
+        rmcp::model::InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema =
+            serde_json::from_value(json!({"type": "object", "properties": {}})).expect("schema");
+        Ok(ListToolsResult {
+            tools: vec![Tool::new(
+                "whoami",
+                "Tell which tenant and run the request belongs to.",
+                Arc::new(schema),
+            )],
+            ..ListToolsResult::default()
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        _r: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let header = |name: &str| {
+            context
+                .extensions
+                .get::<Parts>()
+                .and_then(|p| p.headers.get(name))
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("-")
+                .to_owned()
+        };
+        let text = format!(
+            "tenant={};run={}",
+            header("x-tenant-id"),
+            header("x-run-id")
+        );
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+            ContentBlock::text(text),
+        ])))
+    }
+}
+
+async fn serve_whoami() -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let service = Arc::new(StreamableHttpService::new(
+        || Ok(Whoami),
+        LocalSessionManager::default().into(),
+        StreamableHttpServerConfig::default(),
+    ));
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let service = service.clone();
+            tokio::spawn(async move {
+                let handler = hyper::service::service_fn(move |req| {
+                    let service = service.clone();
+                    async move { Ok::<_, std::convert::Infallible>(service.handle(req).await) }
+                });
+                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), handler)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+fn session(tenant: Option<&str>) -> Arc<Session> {
+    let mut ctx = BTreeMap::new();
+    if let Some(t) = tenant {
+        ctx.insert("identity.tenant_id".to_owned(), t.to_owned());
+    }
+    Arc::new(Session::with_context(ctx))
+}
+
+async fn whoami(g: &Gateway, s: &Arc<Session>) -> (String, bool) {
+    let r = g
+        .engine()
+        .handle_in(
+            s,
+            "call_tool",
+            json!({"group": "tenant", "tool": "whoami", "arguments": {}}),
+        )
+        .await;
+    let v = serde_json::to_value(&r).expect("json");
+    (
+        v["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        r.is_error,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_sessions_get_their_own_upstream_connections_and_headers() {
+    let addr = serve_whoami().await;
+    let toml = format!(
+        "[[source]]\nname = \"tenant-api\"\nurl = \"http://{addr}/\"\ncontext_headers = {{ \"X-Tenant-ID\" = \"identity.tenant_id\", \"X-Run-ID\" = \"run.id\" }}\ngroup = \"tenant\"\ndescription = \"A tenant-scoped API\"\n"
+    );
+    let g =
+        Gateway::start(parse_config("ctx.toml", &toml, std::path::Path::new(".")).expect("valid"))
+            .await
+            .expect("starts");
+    assert_eq!(
+        g.statuses()[0].tools,
+        1,
+        "the tool list is read without context headers"
+    );
+
+    let (acme, globex) = (session(Some("acme")), session(Some("globex")));
+    // Many interleaved calls from both sessions at once.
+    let mut calls = Vec::new();
+    for i in 0..20 {
+        let (g, s) = (
+            g.clone(),
+            if i % 2 == 0 {
+                acme.clone()
+            } else {
+                globex.clone()
+            },
+        );
+        calls.push(tokio::spawn(async move { (i % 2, whoami(&g, &s).await) }));
+    }
+    for c in calls {
+        let (parity, (text, is_error)) = c.await.expect("task");
+        assert!(!is_error, "{text}");
+        let (tenant, run) = if parity == 0 {
+            ("acme", acme.context("run.id"))
+        } else {
+            ("globex", globex.context("run.id"))
+        };
+        assert_eq!(
+            text,
+            format!("tenant={tenant};run={}", run.expect("run id")),
+            "headers crossed sessions"
+        );
+    }
+
+    // A session without the required value fails its own connection, clearly; others go on.
+    let (text, is_error) = whoami(&g, &session(None)).await;
+    assert!(is_error);
+    assert!(
+        text.contains("identity.tenant_id") && text.contains("X-Tenant-ID"),
+        "{text}"
+    );
+    assert!(!whoami(&g, &acme).await.1);
+    g.shutdown().await;
+}
