@@ -6,11 +6,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
+use rmcp::model::{
+    CallToolRequestParams, PaginatedRequestParams, ProtocolVersion, ServerNotification,
+    SubscriptionFilter,
+};
 use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::{RwLock, mpsc};
 use toolsearch::ToolDef;
@@ -177,18 +180,28 @@ impl Upstream {
             }
             UpstreamSpec::Http { url, headers, .. } => {
                 let transport = http_transport(url, headers)?;
-                tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport))
-                    .await
-                    .map_err(|_| UpstreamError::Timeout(CONNECT_TIMEOUT))?
-                    .map_err(|e| {
-                        if e.auth_challenge().is_some() {
-                            UpstreamError::Unauthorized(e.to_string())
-                        } else {
-                            UpstreamError::Protocol(format!("initialize failed: {e}"))
-                        }
-                    })?
+                // The newest protocol when the server speaks it (one `server/discover` probe),
+                // else the legacy `initialize` handshake.
+                let lifecycle = ClientLifecycleMode::Auto {
+                    preferred_versions: vec![ProtocolVersion::LATEST],
+                    legacy_version: None,
+                };
+                tokio::time::timeout(
+                    CONNECT_TIMEOUT,
+                    client.serve_with_lifecycle(transport, lifecycle),
+                )
+                .await
+                .map_err(|_| UpstreamError::Timeout(CONNECT_TIMEOUT))?
+                .map_err(|e| {
+                    if e.auth_challenge().is_some() {
+                        UpstreamError::Unauthorized(e.to_string())
+                    } else {
+                        UpstreamError::Protocol(format!("initialize failed: {e}"))
+                    }
+                })?
             }
         };
+        listen_for_tool_changes(running.peer(), &self.name, &self.events);
         let tools = list_tools(running.peer()).await;
         *self.conn.write().await = Some(running);
         tools
@@ -214,6 +227,12 @@ impl Upstream {
             .map(|r| r.peer().clone())
     }
 
+    /// The protocol version negotiated on the live connection.
+    pub async fn protocol_version(&self) -> Option<String> {
+        let peer = self.peer().await?;
+        Some(peer.peer_info()?.protocol_version.to_string())
+    }
+
     /// The child process id of a stdio upstream's current connection.
     pub fn pid(&self) -> Option<u32> {
         *self.pid.lock().unwrap_or_else(|p| p.into_inner())
@@ -230,6 +249,60 @@ impl Upstream {
             let _ = running.cancel().await;
         }
     }
+}
+
+/// From protocol 2026-07-28 on, a server's change notifications reach a client only through a
+/// `subscriptions/listen` subscription (a stateless HTTP server has no other stream to send them
+/// on). When the upstream speaks that protocol and says its tool list can change, this opens a
+/// subscription for `tools/list_changed` and forwards each notification as an event; the task
+/// ends with the connection. Older protocols deliver the notification to
+/// [`UpstreamClient::on_tool_list_changed`] instead.
+fn listen_for_tool_changes(
+    peer: &Peer<RoleClient>,
+    name: &str,
+    events: &mpsc::UnboundedSender<UpstreamEvent>,
+) {
+    let Some(info) = peer.peer_info() else {
+        return;
+    };
+    let announces = info
+        .capabilities
+        .tools
+        .as_ref()
+        .and_then(|t| t.list_changed)
+        .unwrap_or(false);
+    if info.protocol_version.has_initialize() || !announces {
+        return;
+    }
+    let (peer, name, events) = (peer.clone(), name.to_owned(), events.clone());
+    tokio::spawn(async move {
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        let mut subscription = match peer.listen(filter).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::debug!(upstream = %name, error = %e, "no tools/list_changed subscription");
+                return;
+            }
+        };
+        loop {
+            match subscription.next().await {
+                Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
+                    if events
+                        .send(UpstreamEvent::ToolsChanged(name.clone()))
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::debug!(upstream = %name, error = %e, "subscription ended");
+                    return;
+                }
+            }
+        }
+    });
 }
 
 /// Installs rustls' ring provider once (reqwest is built without a default provider); call it

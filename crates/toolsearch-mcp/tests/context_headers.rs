@@ -2,18 +2,17 @@
 //! carrying its own values, and they never cross. The upstream is a small rmcp server over
 //! HTTP whose one tool answers with the headers its request carried.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use http::request::Parts;
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::json;
 use toolsearch::config::parse_config;
@@ -71,30 +70,7 @@ impl ServerHandler for Whoami {
 }
 
 async fn serve_whoami() -> std::net::SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let service = Arc::new(StreamableHttpService::new(
-        || Ok(Whoami),
-        LocalSessionManager::default().into(),
-        StreamableHttpServerConfig::default(),
-    ));
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let service = service.clone();
-            tokio::spawn(async move {
-                let handler = hyper::service::service_fn(move |req| {
-                    let service = service.clone();
-                    async move { Ok::<_, std::convert::Infallible>(service.handle(req).await) }
-                });
-                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), handler)
-                    .await;
-            });
-        }
-    });
-    addr
+    common::serve_rmcp_http(|| Whoami).await
 }
 
 fn session(tenant: Option<&str>) -> Arc<Session> {

@@ -168,3 +168,58 @@ async fn a_gateway_uses_another_over_http_as_an_upstream() {
     server.shutdown().await;
     a.shutdown().await;
 }
+
+/// `[limits] max_tool_calls` counts per downstream session. A legacy HTTP session is one run; on
+/// protocol 2026-07-28 there are no sessions, so each request is its own run (README).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_limits_count_per_session_and_per_request_when_stateless() {
+    let g = gateway(&format!(
+        "[limits]\nmax_tool_calls = 3\n\n[[source]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}]\ngroup = \"everything\"\ndescription = \"Reference test server\"\n",
+        common::everything_js()
+    ))
+    .await;
+    let server = serve_http(
+        g.clone(),
+        HttpOptions::new("127.0.0.1:0".parse().expect("addr")),
+    )
+    .await
+    .expect("bind");
+    let url = format!("http://{}/", server.local_addr);
+    let echo = || {
+        CallToolRequestParams::new("call_tool").with_arguments(object(
+            json!({"group": "everything", "tool": "echo", "arguments": {"message": "hi"}}),
+        ))
+    };
+    let limited = |r: &rmcp::model::CallToolResult| {
+        serde_json::to_string(r)
+            .expect("json")
+            .contains("usage_limit")
+    };
+    for modern in [false, true] {
+        let lifecycle = if modern {
+            rmcp::ClientLifecycleMode::Discover {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+            }
+        } else {
+            rmcp::ClientLifecycleMode::Initialize
+        };
+        let client = rmcp::ClientServiceExt::serve_with_lifecycle(
+            (),
+            client_transport(url.clone(), None),
+            lifecycle,
+        )
+        .await
+        .expect("connect");
+        let first = client.call_tool(echo()).await.expect("call");
+        assert!(!limited(&first), "{first:?}");
+        let second = client.call_tool(echo()).await.expect("call");
+        assert_eq!(
+            limited(&second),
+            !modern,
+            "a proxied call costs 2 of 3: {second:?}"
+        );
+        client.cancel().await.expect("close");
+    }
+    server.shutdown().await;
+    g.shutdown().await;
+}
