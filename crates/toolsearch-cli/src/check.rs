@@ -1,7 +1,6 @@
 //! `toolsearch check`: validate the config, connect every source, print a table.
 //! Exit 0 when every source is ready, 1 when some source is unavailable, 2 for a bad config.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -44,25 +43,9 @@ pub fn run(a: CheckArgs) -> anyhow::Result<ExitCode> {
                 ]
             })
             .collect();
-        let header = ["source", "group", "tools", "status"].map(String::from);
-        let widths: Vec<usize> = (0..4)
-            .map(|i| {
-                rows.iter()
-                    .chain([&header])
-                    .map(|r| r[i].chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
         let mut out = std::io::stdout().lock();
-        for row in [&header].into_iter().chain(rows.iter()) {
-            let line: Vec<String> = row
-                .iter()
-                .zip(&widths)
-                .map(|(c, w)| format!("{c:<w$}"))
-                .collect();
-            writeln!(out, "{}", line.join("  ").trim_end()).context("writing to stdout")?;
-        }
+        crate::table::write(&mut out, ["source", "group", "tools", "status"], &rows, &[])
+            .context("writing to stdout")?;
         let ok = statuses.iter().all(|s| s.status.is_ok());
         Ok(if ok {
             ExitCode::SUCCESS

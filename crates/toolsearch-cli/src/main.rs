@@ -2,7 +2,9 @@
 
 mod check;
 mod control;
+mod retrieval;
 mod serve;
+mod table;
 
 use std::process::ExitCode;
 
@@ -29,6 +31,10 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Validate a config, connect to every source, and print each one's state.
     Check(check::CheckArgs),
+    /// Rank the catalog for a query and show scores and why each tool matched.
+    Search(retrieval::SearchArgs),
+    /// Measure retrieval quality and latency on a queries file.
+    Eval(retrieval::EvalArgs),
 }
 
 /// Exit status: the control returned a tool error (its JSON is on stdout).
@@ -42,6 +48,8 @@ fn main() -> ExitCode {
         Command::Control(args) => control::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Check(args) => check::run(args),
+        Command::Search(args) => retrieval::search(args),
+        Command::Eval(args) => retrieval::eval(args),
     };
     match result {
         Ok(code) => code,

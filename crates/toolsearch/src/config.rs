@@ -6,6 +6,8 @@ pub use file::{Config, ConfigError, SourceConfig, SourceKind, load_config, parse
 
 use std::fmt;
 
+use crate::search::bm25::Bm25Params;
+
 use crate::catalog::name::is_valid_control_name;
 
 /// Which model-facing surface is served.
@@ -176,7 +178,7 @@ impl ControlNames {
 }
 
 /// Engine settings: surface, search method, limits and control names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Settings {
     /// The surface served.
@@ -189,6 +191,8 @@ pub struct Settings {
     pub max_search_bytes: usize,
     /// Control names.
     pub names: ControlNames,
+    /// BM25 parameters (`[search.bm25]`).
+    pub bm25: Bm25Params,
 }
 
 impl Default for Settings {
@@ -199,6 +203,7 @@ impl Default for Settings {
             max_results: 10,
             max_search_bytes: 32768,
             names: ControlNames::default(),
+            bm25: Bm25Params::default(),
         }
     }
 }
@@ -213,6 +218,18 @@ impl Settings {
     /// Sets `max_search_bytes`.
     pub fn with_max_search_bytes(mut self, n: usize) -> Self {
         self.max_search_bytes = n;
+        self
+    }
+
+    /// Sets the search method of `discover_tools` (and the other search controls).
+    pub fn with_method(mut self, method: SearchMethod) -> Self {
+        self.method = method;
+        self
+    }
+
+    /// Sets the BM25 parameters.
+    pub fn with_bm25(mut self, params: Bm25Params) -> Self {
+        self.bm25 = params;
         self
     }
 
@@ -246,6 +263,23 @@ impl Settings {
                 MAX_SEARCH_BYTES_RANGE.start(),
                 MAX_SEARCH_BYTES_RANGE.end()
             ));
+        }
+        let p = &self.bm25;
+        if !(p.k1.is_finite() && (0.0..=10.0).contains(&p.k1)) {
+            out.push(format!("search.bm25.k1: {} is outside 0..=10", p.k1));
+        }
+        for ((w, b), f) in p
+            .weights
+            .iter()
+            .zip(&p.b)
+            .zip(crate::search::bm25::BM25_FIELDS)
+        {
+            if !(w.is_finite() && (0.0..=100.0).contains(w)) {
+                out.push(format!("search.bm25.{f}: {w} is outside 0..=100"));
+            }
+            if !(b.is_finite() && (0.0..=1.0).contains(b)) {
+                out.push(format!("search.bm25.b_{f}: {b} is outside 0..=1"));
+            }
         }
         out.extend(self.names.problems(self.surface));
         out

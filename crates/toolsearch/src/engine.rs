@@ -99,14 +99,21 @@ impl EngineBuilder {
                 "surface \"capabilities\" is not available in this build yet; use \"toolsearch\" or \"toolproxy\"".into(),
             ));
         }
-        if settings.method != SearchMethod::Keyword {
+        if matches!(
+            settings.method,
+            SearchMethod::Semantic | SearchMethod::Hybrid
+        ) {
             return Err(EngineError::Unsupported(format!(
-                "search method {:?} is not available in this build yet; use \"keyword\"",
+                "search method {:?} is not available in this build yet; use \"keyword\" or \"bm25\"",
                 settings.method.as_str()
             )));
         }
         let dir = Directory::build(self.sources)?;
         check_clashes(&settings, &dir)?;
+        if settings.method == SearchMethod::Bm25 {
+            // Built now rather than on the first query.
+            dir.bm25_index(&settings.bm25);
+        }
         let (tools_changed, _) = tokio::sync::watch::channel(0);
         Ok(Engine {
             catalog: Catalog::new(dir),

@@ -5,6 +5,7 @@ pub mod config;
 pub mod controls;
 pub mod dispatch;
 pub mod engine;
+pub mod eval;
 pub mod page;
 mod parallel;
 pub mod search;

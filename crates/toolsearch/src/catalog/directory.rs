@@ -16,6 +16,7 @@ use super::name::{canonical_name, group_description_problem, group_name_problem}
 use super::schema_text::{SchemaText, schema_text};
 use super::{Presentation, SourceTools, ToolDef};
 use crate::dispatch::{ArgValidator, Executor};
+use crate::search::bm25::{Bm25Index, Bm25Params};
 use crate::search::keyword::KeywordIndex;
 use crate::text::summary_description;
 
@@ -91,6 +92,7 @@ pub struct Directory {
     group_by_name: FxHashMap<String, u32>,
     tool_by_canonical: FxHashMap<String, ToolId>,
     index: KeywordIndex,
+    bm25: std::sync::Mutex<Option<Arc<Bm25Index>>>,
 }
 
 /// Everything wrong with a set of sources, each problem with its location.
@@ -235,6 +237,7 @@ impl Directory {
             group_by_name,
             tool_by_canonical,
             index,
+            bm25: std::sync::Mutex::new(None),
         })
     }
 
@@ -279,6 +282,20 @@ impl Directory {
     /// The keyword index.
     pub fn keyword_index(&self) -> &KeywordIndex {
         &self.index
+    }
+
+    /// The BM25 index with `params`, built on first use and kept for this snapshot (a call
+    /// with other parameters builds and keeps a new one).
+    pub fn bm25_index(&self, params: &Bm25Params) -> Arc<Bm25Index> {
+        let mut slot = self.bm25.lock().unwrap_or_else(|p| p.into_inner());
+        match &*slot {
+            Some(index) if index.params() == params => index.clone(),
+            _ => {
+                let index = Arc::new(Bm25Index::build(&self.tools, &self.groups, *params));
+                *slot = Some(index.clone());
+                index
+            }
+        }
     }
 }
 

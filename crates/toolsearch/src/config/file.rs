@@ -39,6 +39,22 @@ struct RawSearch {
     method: Option<String>,
     max_results: Option<i64>,
     max_search_bytes: Option<i64>,
+    bm25: Option<RawBm25>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBm25 {
+    k1: Option<f64>,
+    b: Option<f64>,
+    name: Option<f64>,
+    description: Option<f64>,
+    parameters: Option<f64>,
+    group: Option<f64>,
+    b_name: Option<f64>,
+    b_description: Option<f64>,
+    b_parameters: Option<f64>,
+    b_group: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -123,7 +139,7 @@ pub struct SourceConfig {
 }
 
 /// A validated gateway config.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
 pub struct Config {
     /// Engine settings.
@@ -221,6 +237,30 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
         |v: Option<i64>, default: usize| v.map_or(default, |n| usize::try_from(n).unwrap_or(0));
     settings.max_results = int(search.max_results, settings.max_results);
     settings.max_search_bytes = int(search.max_search_bytes, settings.max_search_bytes);
+    if let Some(b) = &search.bm25 {
+        let p = &mut settings.bm25;
+        let set = |slot: &mut f32, v: Option<f64>| {
+            if let Some(v) = v {
+                *slot = v as f32;
+            }
+        };
+        set(&mut p.k1, b.k1);
+        for (slot, v) in p.b.iter_mut().zip([
+            b.b_name.or(b.b),
+            b.b_description.or(b.b),
+            b.b_parameters.or(b.b),
+            b.b_group.or(b.b),
+        ]) {
+            set(slot, v);
+        }
+        for (slot, v) in p
+            .weights
+            .iter_mut()
+            .zip([b.name, b.description, b.parameters, b.group])
+        {
+            set(slot, v);
+        }
+    }
     if let Some(n) = raw.names {
         let mut names = ControlNames::default();
         for (slot, v) in [

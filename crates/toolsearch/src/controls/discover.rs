@@ -7,9 +7,10 @@ use serde_json::value::RawValue;
 use super::ToolError;
 use super::args::{object, opt_str, opt_uint, pointer};
 use crate::catalog::{Directory, ToolId};
+use crate::config::SearchMethod;
 use crate::config::Settings;
 use crate::page::{TooLarge, fit_page};
-use crate::search::keyword::ALL_FIELDS;
+use crate::search::keyword::{ALL_FIELDS, Match, Rank, Ranked};
 
 /// Longest query, in characters.
 pub const MAX_QUERY_CHARS: usize = 2048;
@@ -213,9 +214,12 @@ fn search_page(
     let summary_limit = limit.unwrap_or(10.min(max));
     let full_limit = limit.unwrap_or(5.min(max));
     let need = offset.saturating_add(summary_limit.max(full_limit));
-    let ranked = dir
-        .keyword_index()
-        .search_fields(query, scope, need, fields);
+    let ranked = if settings.method == SearchMethod::Bm25 && !query.trim().is_empty() {
+        bm25_ranked(dir, settings, query, scope, need)
+    } else {
+        dir.keyword_index()
+            .search_fields(query, scope, need, fields)
+    };
     if ranked.no_keywords && !query.trim().is_empty() && ranked.total == 0 {
         return Err(ToolError::invalid_request(
             "/query",
@@ -263,6 +267,51 @@ fn search_page(
             }
             summary(&page_ids)
         }
+    }
+}
+
+/// BM25 ranking in the keyword result's shape. A query equal to a tool's name (the keyword
+/// rule's exact match) puts that tool first, as with `keyword`; the rest follow by score.
+fn bm25_ranked(
+    dir: &Directory,
+    settings: &Settings,
+    query: &str,
+    scope: std::ops::Range<ToolId>,
+    need: usize,
+) -> Ranked {
+    let exact_ids = dir.keyword_index().exact_matches(query, scope.clone());
+    let bm25 =
+        dir.bm25_index(&settings.bm25)
+            .search(query, scope, need.saturating_add(exact_ids.len()));
+    let mut matches: Vec<Match> = exact_ids
+        .iter()
+        .map(|&tool| Match {
+            tool,
+            rank: Rank {
+                exact: true,
+                ..Rank::default()
+            },
+        })
+        .collect();
+    matches.extend(
+        bm25.hits
+            .iter()
+            .filter(|h| !exact_ids.contains(&h.tool))
+            .map(|h| Match {
+                tool: h.tool,
+                rank: Rank::default(),
+            }),
+    );
+    let extra = exact_ids
+        .iter()
+        .filter(|id| !bm25.hits.iter().any(|h| h.tool == **id))
+        .count();
+    matches.truncate(need);
+    Ranked {
+        matches,
+        total: bm25.total + extra,
+        // Only a query without any word is refused; one of stop words alone finds nothing.
+        no_keywords: crate::text::words(query).is_empty(),
     }
 }
 

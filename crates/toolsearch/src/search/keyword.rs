@@ -482,6 +482,14 @@ impl KeywordIndex {
         }
     }
 
+    /// Tools in `scope` whose local or canonical name equals the trimmed query, ignoring case.
+    pub fn exact_matches(&self, query: &str, scope: Range<ToolId>) -> Vec<ToolId> {
+        self.exact
+            .get(&fold(query.trim()))
+            .map(|ids| ids.iter().copied().filter(|t| scope.contains(t)).collect())
+            .unwrap_or_default()
+    }
+
     /// Empties the merged-hits cache (benchmarks measure cold queries with it).
     pub fn clear_cache(&self) {
         if let Ok(mut guard) = self.cache.map.write() {

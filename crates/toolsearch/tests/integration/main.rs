@@ -1,5 +1,6 @@
 //! Integration tests of the engine, one binary (shared helpers in `common`).
 
+mod bm25;
 mod calls;
 mod common;
 mod golden;

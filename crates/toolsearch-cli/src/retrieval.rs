@@ -1,0 +1,222 @@
+//! `toolsearch search` and `toolsearch eval`: ranked retrieval for people and scripts.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use toolsearch::Settings;
+use toolsearch::catalog::{Directory, load_catalog_file};
+use toolsearch::config::{SearchMethod, load_config};
+use toolsearch::eval::{Report, Split, evaluate, load_queries, recall_plot_svg};
+use toolsearch::search::{explain, rank};
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Gateway config (TOML): its sources (upstreams are connected) and `[search]` settings.
+    #[arg(long, value_name = "FILE", conflicts_with = "catalog")]
+    config: Option<PathBuf>,
+    /// Static catalog file (JSON).
+    #[arg(long, value_name = "FILE")]
+    catalog: Option<PathBuf>,
+    /// keyword, bm25, semantic or hybrid (default: the config's, else bm25).
+    #[arg(long, value_name = "M")]
+    method: Option<String>,
+    /// How many tools to show.
+    #[arg(short = 'k', value_name = "N", default_value_t = 10)]
+    k: usize,
+    /// What to look for.
+    query: String,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Static catalog file (JSON).
+    #[arg(long, value_name = "FILE")]
+    catalog: PathBuf,
+    /// Queries: JSON lines `{"id", "query", "relevant": ["group/tool", ...]}`.
+    #[arg(long, value_name = "FILE")]
+    queries: PathBuf,
+    /// Method, or several separated by commas (e.g. `keyword,bm25`); default bm25.
+    #[arg(long, value_name = "M", default_value = "bm25")]
+    method: String,
+    /// Settings (e.g. `[search.bm25]` parameters) from a gateway config; its sources are ignored.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Which queries: all, train or test (halves by a hash of the id).
+    #[arg(long, value_name = "S", default_value = "all")]
+    split: String,
+    /// Print one JSON object per method instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Also draw recall@k (k = 1..20) of each method into this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+}
+
+fn parse_methods(list: &str) -> anyhow::Result<Vec<SearchMethod>> {
+    list.split(',')
+        .map(|m| {
+            SearchMethod::parse(m.trim()).with_context(|| {
+                format!("unknown search method {m:?}; use keyword, bm25, semantic or hybrid")
+            })
+        })
+        .collect()
+}
+
+fn catalog_directory(path: &Path) -> anyhow::Result<Directory> {
+    let label = path.display().to_string();
+    let sources = load_catalog_file(path)?.into_sources(&label, false);
+    Ok(Directory::build(sources)?)
+}
+
+/// Settings and the snapshot to search: a catalog file, or a config's sources (connected).
+fn load(
+    config: Option<&Path>,
+    catalog: Option<&Path>,
+) -> anyhow::Result<(Settings, Arc<Directory>)> {
+    if let Some(path) = catalog {
+        let settings = match config {
+            Some(c) => load_config(c)?.settings,
+            None => Settings::default(),
+        };
+        return Ok((settings, Arc::new(catalog_directory(path)?)));
+    }
+    let config = load_config(&crate::config_path(config.map(Path::to_path_buf)))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let gateway = toolsearch_mcp::Gateway::start(config).await?;
+        let settings = gateway.engine().settings().clone();
+        let dir = gateway.engine().catalog().snapshot();
+        gateway.shutdown().await;
+        Ok((settings, dir))
+    })
+}
+
+pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
+    crate::init_logging();
+    if a.k == 0 {
+        bail!("-k must be at least 1");
+    }
+    let explicit = a.method.as_deref().map(parse_methods).transpose()?;
+    let (settings, dir) = load(a.config.as_deref(), a.catalog.as_deref())?;
+    let method = match explicit.as_deref() {
+        Some([m]) => *m,
+        Some(_) => bail!("--method takes one method here"),
+        None if a.config.is_some() => settings.method,
+        None => SearchMethod::Bm25,
+    };
+    let hits = rank(&dir, &settings, method, &a.query, a.k)?;
+    let mut out = std::io::stdout().lock();
+    if hits.is_empty() {
+        writeln!(out, "no tool matches {:?} ({method})", a.query)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows: Vec<[String; 4]> = hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let t = dir.tool(h.tool);
+            [
+                (i + 1).to_string(),
+                format!("{:.3}", h.score),
+                format!("{}/{}", dir.group_of(h.tool).name, t.name),
+                explain(&dir, &settings, method, &a.query, h.tool),
+            ]
+        })
+        .collect();
+    crate::table::write(&mut out, ["#", "score", "tool", "why"], &rows, &[0, 1])?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
+    crate::init_logging();
+    let methods = parse_methods(&a.method)?;
+    let split = Split::parse(&a.split)
+        .with_context(|| format!("--split {:?} is not one of all, train, test", a.split))?;
+    let settings = match &a.config {
+        Some(c) => load_config(c)?.settings,
+        None => Settings::default(),
+    };
+    let queries = load_queries(&a.queries, split)?;
+    let mut reports = Vec::new();
+    for method in methods {
+        // Each method's build is timed from the loaded catalog to a searchable snapshot.
+        let started = Instant::now();
+        let dir = catalog_directory(&a.catalog)?;
+        if method == SearchMethod::Bm25 {
+            dir.bm25_index(&settings.bm25);
+        }
+        let build_ms = started.elapsed().as_secs_f64() * 1e3;
+        reports.push(evaluate(&dir, &settings, method, &queries, build_ms)?);
+    }
+    let mut out = std::io::stdout().lock();
+    for r in &reports {
+        if r.unknown_relevant > 0 {
+            eprintln!(
+                "toolsearch: {} relevant ids in {} are not in the catalog (they count as not found)",
+                r.unknown_relevant,
+                a.queries.display()
+            );
+            break;
+        }
+    }
+    if a.json {
+        for r in &reports {
+            writeln!(out, "{}", r.to_json())?;
+        }
+    } else {
+        print_table(&mut out, &reports)?;
+    }
+    if let Some(path) = &a.plot {
+        let title = format!(
+            "recall@k — {} ({} queries)",
+            a.catalog.display(),
+            queries.len()
+        );
+        std::fs::write(path, recall_plot_svg(&reports, &title))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_table(out: &mut impl Write, reports: &[Report]) -> std::io::Result<()> {
+    let rows: Vec<[String; 11]> = reports
+        .iter()
+        .map(|r| {
+            [
+                r.method.clone(),
+                r.tools.to_string(),
+                r.queries.to_string(),
+                format!("{:.4}", r.recall_at(1)),
+                format!("{:.4}", r.recall_at(5)),
+                format!("{:.4}", r.recall_at(10)),
+                format!("{:.4}", r.ndcg10),
+                format!("{:.4}", r.mrr),
+                format!("{:.1}", r.p50_us),
+                format!("{:.1}", r.p99_us),
+                format!("{:.1}", r.build_ms),
+            ]
+        })
+        .collect();
+    let header = [
+        "method",
+        "tools",
+        "queries",
+        "recall@1",
+        "recall@5",
+        "recall@10",
+        "ndcg@10",
+        "mrr",
+        "p50_us",
+        "p99_us",
+        "build_ms",
+    ];
+    crate::table::write(out, header, &rows, &(1..11).collect::<Vec<_>>())
+}

@@ -1,0 +1,205 @@
+//! `toolsearch search` and `toolsearch eval` on the shared ToolBench data.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn data(rel: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn toolsearch(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolsearch"))
+        .args(args)
+        .output()
+        .expect("run toolsearch")
+}
+
+fn usage_error(o: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(needle), "{needle:?} not in {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+fn temp(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("toolsearch-retrieval-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write");
+    p.display().to_string()
+}
+
+#[test]
+fn eval_json_has_exactly_the_design_keys_and_bm25_beats_keyword_on_toolbench() {
+    let o = toolsearch(&[
+        "eval",
+        "--catalog",
+        &data("toolbench-stable/catalog.json"),
+        "--queries",
+        &data("toolbench-stable/queries.jsonl"),
+        "--method",
+        "keyword,bm25",
+        "--json",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    for v in &lines {
+        let keys: Vec<&str> = v
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "method",
+                "tools",
+                "queries",
+                "build_ms",
+                "recall@1",
+                "recall@5",
+                "recall@10",
+                "ndcg@10",
+                "mrr",
+                "p50_us",
+                "p99_us"
+            ]
+        );
+        assert_eq!(v["tools"], 2479);
+        assert_eq!(v["queries"], 765);
+    }
+    let (keyword, bm25) = (&lines[0], &lines[1]);
+    assert_eq!(bm25["method"], "bm25");
+    let r5 = |v: &serde_json::Value| v["recall@5"].as_f64().expect("number");
+    // Measured 0.07 and 0.71; the floor leaves room for tuning, not for a broken ranker.
+    assert!(r5(bm25) > 0.6, "{bm25}");
+    assert!(r5(bm25) > r5(keyword) + 0.3, "{keyword} {bm25}");
+}
+
+#[test]
+fn eval_draws_a_plot_and_takes_a_split() {
+    let svg = temp("recall.svg", "");
+    let o = toolsearch(&[
+        "eval",
+        "--catalog",
+        &data("metatool/catalog.json"),
+        "--queries",
+        &data("metatool/queries.jsonl"),
+        "--method",
+        "bm25,keyword",
+        "--split",
+        "test",
+        "--plot",
+        &svg,
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.starts_with("method"), "{table}");
+    assert!(table.contains("bm25") && table.contains("keyword"));
+    let drawn = std::fs::read_to_string(&svg).expect("svg");
+    assert!(drawn.starts_with("<svg"));
+    assert_eq!(drawn.matches("<polyline").count(), 2, "a line per method");
+    // 20 points per line: recall@1..20.
+    let points = drawn
+        .split("points=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("points");
+    assert_eq!(points.split(' ').count(), 20);
+    // The test half is about half of the queries.
+    let n: usize = table
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().nth(2))
+        .and_then(|n| n.parse().ok())
+        .expect("queries column");
+    assert!((9_000..12_000).contains(&n), "{n}");
+}
+
+#[test]
+fn search_prints_a_ranked_table_with_scores_and_reasons() {
+    let o = toolsearch(&[
+        "search",
+        "--catalog",
+        &data("toolbench-stable/catalog.json"),
+        "-k",
+        "3",
+        "latest football transfer news",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(lines[0].contains("score") && lines[0].contains("why"));
+    assert!(lines[1].trim_start().starts_with("1 "));
+    // The why column shows stemmed terms with the fields they hit.
+    assert!(lines[1].contains("news (name ×1"), "{out}");
+    let scores: Vec<f64> = lines[1..]
+        .iter()
+        .map(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .and_then(|s| s.parse().ok())
+                .expect("score")
+        })
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+}
+
+#[test]
+fn bad_methods_files_and_lines_exit_2_with_a_reason() {
+    let catalog = data("metatool/catalog.json");
+    let queries = data("metatool/queries.jsonl");
+    usage_error(
+        &toolsearch(&["search", "--catalog", &catalog, "--method", "magic", "x"]),
+        "unknown search method \"magic\"",
+    );
+    usage_error(
+        &toolsearch(&["search", "--catalog", &catalog, "--method", "semantic", "x"]),
+        "semantic",
+    );
+    usage_error(
+        &toolsearch(&[
+            "eval",
+            "--catalog",
+            &catalog,
+            "--queries",
+            &queries,
+            "--split",
+            "half",
+        ]),
+        "--split",
+    );
+    let bad = temp(
+        "bad.jsonl",
+        "{\"id\":\"1\",\"query\":\"q\",\"relevant\":[]}\nnot json\n",
+    );
+    usage_error(
+        &toolsearch(&["eval", "--catalog", &catalog, "--queries", &bad]),
+        "bad.jsonl:2:",
+    );
+}

@@ -1,0 +1,525 @@
+//! BM25F over a directory snapshot: name words, description, parameter text and the group,
+//! each with its own weight and length normalisation `b`, one shared k1.
+//!
+//! Text goes through [`analyze`]: the DESIGN.md words (camelCase split, case folding), English
+//! stop words dropped, then the Snowball English stemmer (`rust-stemmers`), so "files" finds
+//! `read_file` and "the weather in Paris" does not rank on "the".
+//!
+//! Scoring (BM25F, Robertson & Zaragoza 2009): for a term `t` and tool `d`,
+//!
+//! ```text
+//! tf~(t,d)  = Σ_f  w_f · tf_f(t,d) / (1 − b_f + b_f · len_f(d) / avglen_f)
+//! score     = Σ_t∈query  idf(t) · tf~ · (k1 + 1) / (k1 + tf~)
+//! idf(t)    = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
+//! ```
+//!
+//! Everything but the query is fixed per snapshot, so the index stores one precomputed impact
+//! per (term, tool) posting and a query is a sum over its terms' posting lists. A query term
+//! that repeats counts once (measured: repeats in long natural-language queries hurt recall).
+//! [`Bm25Index::explain`] recomputes one tool's score term by term from the raw statistics, the
+//! way tantivy's `Explanation` does, and tests check that it adds up to the ranked score.
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use crate::catalog::{GroupEntry, ToolEntry, ToolId};
+use crate::text::for_each_word;
+
+/// The fields BM25 scores, in the order of [`Bm25Params::weights`].
+pub const BM25_FIELDS: [&str; 4] = ["name", "description", "parameters", "group"];
+const F: usize = BM25_FIELDS.len();
+
+/// BM25 parameters. The defaults were chosen by a grid search on the train half of
+/// `../shared/data` (mean nDCG@10 of metatool and toolbench-stable; BENCHMARKS.md).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Bm25Params {
+    /// Term-frequency saturation.
+    pub k1: f32,
+    /// Length normalisation of each field in [`BM25_FIELDS`] order (0 = none, 1 = full).
+    pub b: [f32; F],
+    /// Weight of each field in [`BM25_FIELDS`] order.
+    pub weights: [f32; F],
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Self {
+            k1: 2.0,
+            b: [0.9, 0.5, 0.9, 0.9],
+            weights: [3.0, 1.0, 0.5, 1.0],
+        }
+    }
+}
+
+/// English stop words: function words that carry no topic (a short list, since tool text is
+/// terse and words like "get", "list" or "new" do matter).
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "me",
+    "might",
+    "more",
+    "most",
+    "must",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "same",
+    "shall",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    "also",
+    "please",
+    "want",
+    "need",
+    "like",
+    "let",
+    "s",
+    "t",
+    "d",
+    "ll",
+    "m",
+    "re",
+    "ve",
+];
+
+fn is_stop_word(word: &str) -> bool {
+    static SET: OnceLock<rustc_hash::FxHashSet<&'static str>> = OnceLock::new();
+    SET.get_or_init(|| STOP_WORDS.iter().copied().collect())
+        .contains(word)
+}
+
+/// Calls `f` with every index term of `text`: its words minus stop words, stemmed.
+pub fn analyze(text: &str, mut f: impl FnMut(&str)) {
+    thread_local! {
+        static STEMMER: rust_stemmers::Stemmer =
+            rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    }
+    STEMMER.with(|stemmer| {
+        for_each_word(text, |w| {
+            if !is_stop_word(w) {
+                f(&stemmer.stem(w));
+            }
+        });
+    });
+}
+
+/// The index terms of `text`, in order.
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    analyze(text, |t| out.push(t.to_owned()));
+    out
+}
+
+/// The BM25 index of one directory snapshot.
+#[derive(Debug)]
+pub struct Bm25Index {
+    params: Bm25Params,
+    tool_count: usize,
+    terms: FxHashMap<Box<str>, u32>,
+    idf: Vec<f32>,
+    /// CSR postings: term `t` owns `docs[offsets[t]..offsets[t+1]]`, ascending tool ids.
+    offsets: Vec<u32>,
+    docs: Vec<ToolId>,
+    impacts: Vec<f32>,
+    /// Per tool, the analyzed length of each field.
+    lengths: Vec<[u32; F]>,
+    avg_lengths: [f32; F],
+}
+
+/// One scored tool.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    /// The tool.
+    pub tool: ToolId,
+    /// Its BM25 score (> 0).
+    pub score: f32,
+}
+
+/// The outcome of one search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bm25Ranked {
+    /// The best matches, best first (ties by canonical name), at most the number asked for.
+    pub hits: Vec<Scored>,
+    /// Every tool in scope with a score above zero.
+    pub total: usize,
+    /// The query had no index terms (only stop words or no words at all).
+    pub no_terms: bool,
+}
+
+/// How one query term contributed to one tool's score.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TermExplanation {
+    /// The index term (stemmed).
+    pub term: String,
+    /// Its inverse document frequency.
+    pub idf: f32,
+    /// Tools containing it.
+    pub df: u32,
+    /// Its frequency in each field, in [`BM25_FIELDS`] order.
+    pub tf: [u32; F],
+    /// The weighted, length-normalised frequency `tf~`.
+    pub weighted_tf: f32,
+    /// `idf · tf~ · (k1 + 1) / (k1 + tf~)`.
+    pub score: f32,
+}
+
+/// Why a tool got its score.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    /// The total (the sum of the terms' scores).
+    pub score: f32,
+    /// Query terms that occur in the tool, in query order.
+    pub terms: Vec<TermExplanation>,
+    /// The parameters used.
+    pub params: Bm25Params,
+}
+
+impl Explanation {
+    /// A one-line account, e.g. `weather (description ×2, name ×1) 3.10 + paris … 1.20`.
+    pub fn summary(&self) -> String {
+        let parts: Vec<String> = self
+            .terms
+            .iter()
+            .map(|t| {
+                let fields: Vec<String> =
+                    t.tf.iter()
+                        .zip(BM25_FIELDS)
+                        .filter(|(n, _)| **n > 0)
+                        .map(|(n, f)| format!("{f} ×{n}"))
+                        .collect();
+                format!("{} ({}) {:.2}", t.term, fields.join(", "), t.score)
+            })
+            .collect();
+        parts.join(" + ")
+    }
+}
+
+/// The text of each field of a tool.
+fn field_texts<'a>(tool: &'a ToolEntry, group: &'a GroupEntry) -> [Vec<&'a str>; F] {
+    let mut params: Vec<&str> = tool
+        .schema_text
+        .property_names
+        .iter()
+        .map(String::as_str)
+        .collect();
+    params.extend(tool.schema_text.descriptions.iter().map(String::as_str));
+    [
+        vec![tool.name.as_str()],
+        vec![tool.description.as_str()],
+        params,
+        vec![group.name.as_str(), group.description.as_str()],
+    ]
+}
+
+/// Term frequencies of each field of a tool.
+fn field_tfs(texts: &[Vec<&str>; F]) -> (FxHashMap<String, [u32; F]>, [u32; F]) {
+    let mut tfs: FxHashMap<String, [u32; F]> = FxHashMap::default();
+    let mut lengths = [0u32; F];
+    for (f, parts) in texts.iter().enumerate() {
+        for text in parts {
+            analyze(text, |t| {
+                lengths[f] += 1;
+                if let Some(e) = tfs.get_mut(t) {
+                    e[f] += 1;
+                } else {
+                    let mut e = [0; F];
+                    e[f] = 1;
+                    tfs.insert(t.to_owned(), e);
+                }
+            });
+        }
+    }
+    (tfs, lengths)
+}
+
+impl Bm25Index {
+    /// Indexes `tools` (in [`ToolId`] order) with their `groups`.
+    pub fn build(tools: &[ToolEntry], groups: &[GroupEntry], params: Bm25Params) -> Self {
+        let mut terms: FxHashMap<Box<str>, u32> = FxHashMap::default();
+        // (term, tool, tfs), grouped by term afterwards.
+        let mut postings: Vec<(u32, ToolId, [u32; F])> = Vec::new();
+        let mut lengths = Vec::with_capacity(tools.len());
+        let mut totals = [0f64; F];
+        for (id, tool) in tools.iter().enumerate() {
+            let group = &groups[tool.group as usize];
+            let (tfs, lens) = field_tfs(&field_texts(tool, group));
+            for (f, l) in lens.iter().enumerate() {
+                totals[f] += f64::from(*l);
+            }
+            lengths.push(lens);
+            for (term, tf) in tfs {
+                let next = terms.len() as u32;
+                let t = *terms.entry(term.into_boxed_str()).or_insert(next);
+                postings.push((t, id as ToolId, tf));
+            }
+        }
+        let n = tools.len().max(1) as f64;
+        let avg_lengths = totals.map(|t| ((t / n) as f32).max(f32::MIN_POSITIVE));
+        postings.sort_unstable_by_key(|&(t, d, _)| (t, d));
+        let mut offsets = vec![0u32; terms.len() + 1];
+        for &(t, _, _) in &postings {
+            offsets[t as usize + 1] += 1;
+        }
+        for i in 1..offsets.len() {
+            offsets[i] += offsets[i - 1];
+        }
+        let idf: Vec<f32> = (0..terms.len())
+            .map(|t| idf(tools.len(), offsets[t + 1] - offsets[t]))
+            .collect();
+        let mut index = Self {
+            params,
+            tool_count: tools.len(),
+            terms,
+            idf,
+            offsets,
+            docs: Vec::with_capacity(postings.len()),
+            impacts: Vec::with_capacity(postings.len()),
+            lengths,
+            avg_lengths,
+        };
+        for (t, d, tf) in postings {
+            let (_, score) = index.term_score(t, d, &tf);
+            index.docs.push(d);
+            index.impacts.push(score);
+        }
+        index
+    }
+
+    /// The parameters it was built with.
+    pub fn params(&self) -> &Bm25Params {
+        &self.params
+    }
+
+    /// Distinct index terms.
+    pub fn vocabulary(&self) -> usize {
+        self.terms.len()
+    }
+
+    fn term_score(&self, term: u32, tool: ToolId, tf: &[u32; F]) -> (f32, f32) {
+        let p = &self.params;
+        let lens = &self.lengths[tool as usize];
+        let mut weighted = 0.0f32;
+        for f in 0..F {
+            if tf[f] == 0 {
+                continue;
+            }
+            let norm = 1.0 - p.b[f] + p.b[f] * lens[f] as f32 / self.avg_lengths[f];
+            weighted += p.weights[f] * tf[f] as f32 / norm;
+        }
+        let score = self.idf[term as usize] * weighted * (p.k1 + 1.0) / (p.k1 + weighted);
+        (weighted, score)
+    }
+
+    /// Distinct known terms of a query, in first-seen order.
+    fn query_terms(&self, query: &str) -> (Vec<(String, u32)>, bool) {
+        let mut seen: Vec<(String, u32)> = Vec::new();
+        let mut any = false;
+        analyze(query, |t| {
+            any = true;
+            if seen.iter().any(|(s, _)| s == t) {
+                return;
+            }
+            if let Some(&id) = self.terms.get(t) {
+                seen.push((t.to_owned(), id));
+            }
+        });
+        (seen, !any)
+    }
+
+    /// Scores every tool of `scope` against `query`; returns the best `need`.
+    pub fn search(&self, query: &str, scope: Range<ToolId>, need: usize) -> Bm25Ranked {
+        let (terms, no_terms) = self.query_terms(query);
+        let mut acc = vec![0f32; self.tool_count];
+        let mut touched: Vec<ToolId> = Vec::new();
+        for (_, t) in &terms {
+            let r = self.offsets[*t as usize] as usize..self.offsets[*t as usize + 1] as usize;
+            for (&d, &impact) in self.docs[r.clone()].iter().zip(&self.impacts[r]) {
+                let slot = &mut acc[d as usize];
+                if *slot == 0.0 {
+                    touched.push(d);
+                }
+                *slot += impact;
+            }
+        }
+        let mut hits: Vec<Scored> = touched
+            .into_iter()
+            .filter(|d| scope.contains(d))
+            .map(|d| Scored {
+                tool: d,
+                score: acc[d as usize],
+            })
+            .filter(|s| s.score > 0.0)
+            .collect();
+        let total = hits.len();
+        let order = |a: &Scored, b: &Scored| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool));
+        if need < hits.len() {
+            if need == 0 {
+                hits.clear();
+            } else {
+                hits.select_nth_unstable_by(need - 1, order);
+                hits.truncate(need);
+            }
+        }
+        hits.sort_unstable_by(order);
+        Bm25Ranked {
+            hits,
+            total,
+            no_terms,
+        }
+    }
+
+    /// Why `tool` scores what it does for `query`, term by term.
+    pub fn explain(
+        &self,
+        query: &str,
+        tool: ToolId,
+        tools: &[ToolEntry],
+        groups: &[GroupEntry],
+    ) -> Explanation {
+        let entry = &tools[tool as usize];
+        let (tfs, _) = field_tfs(&field_texts(entry, &groups[entry.group as usize]));
+        let (terms, _) = self.query_terms(query);
+        let mut out = Vec::new();
+        for (term, t) in terms {
+            let Some(tf) = tfs.get(&term) else { continue };
+            let (weighted, score) = self.term_score(t, tool, tf);
+            let df = self.offsets[t as usize + 1] - self.offsets[t as usize];
+            out.push(TermExplanation {
+                term,
+                idf: self.idf[t as usize],
+                df,
+                tf: *tf,
+                weighted_tf: weighted,
+                score,
+            });
+        }
+        Explanation {
+            score: out.iter().map(|t| t.score).sum(),
+            terms: out,
+            params: self.params,
+        }
+    }
+}
+
+fn idf(n: usize, df: u32) -> f32 {
+    let (n, df) = (n as f64, f64::from(df));
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
+}

@@ -1,0 +1,247 @@
+//! BM25: analysis, scores that add up, explain, the method inside `discover_tools`, and the
+//! eval metrics on hand-computed cases.
+
+use serde_json::json;
+use toolsearch::catalog::{Directory, parse_catalog};
+use toolsearch::config::{SearchMethod, parse_config};
+use toolsearch::eval::{DEPTH, Scorer};
+use toolsearch::search::bm25::{Bm25Index, Bm25Params, terms};
+use toolsearch::search::rank;
+use toolsearch::{Engine, Settings};
+
+use crate::common::{engine, names, run};
+
+fn directory(json: &str) -> Directory {
+    Directory::build(
+        parse_catalog("t.json", json)
+            .expect("catalog")
+            .into_sources("t", false),
+    )
+    .expect("directory")
+}
+
+const FILES: &str = r#"{"groups":[
+  {"name":"fs","description":"Local files","tools":[
+    {"name":"read_file","description":"Read the contents of a file from disk.","inputSchema":{"type":"object","properties":{"path":{"type":"string","description":"Where the file lives"}}}},
+    {"name":"write_file","description":"Write text into a file, replacing it."},
+    {"name":"list_directory","description":"List the entries of a directory."}]},
+  {"name":"weather","description":"Forecasts","tools":[
+    {"name":"get_forecast","description":"Weather forecast for a city, for the next days."},
+    {"name":"get_alerts","description":"Severe weather alerts of a US state."}]}]}"#;
+
+#[test]
+fn analysis_splits_folds_drops_stop_words_and_stems() {
+    assert_eq!(terms("readFile"), ["read", "file"]);
+    assert_eq!(terms("The files of the Directories"), ["file", "directori"]);
+    assert_eq!(terms("running runs"), ["run", "run"]);
+    assert!(terms("the of and to").is_empty());
+}
+
+#[test]
+fn stemming_finds_inflected_words_and_stop_words_alone_find_nothing() {
+    let dir = directory(FILES);
+    let s = Settings::default();
+    let top = rank(&dir, &s, SearchMethod::Bm25, "reading files", 5).expect("rank");
+    assert_eq!(dir.tool(top[0].tool).name, "read_file", "{top:?}");
+    assert!(
+        rank(&dir, &s, SearchMethod::Bm25, "the of", 5)
+            .expect("rank")
+            .is_empty()
+    );
+}
+
+#[test]
+fn scores_are_the_sum_of_the_explained_terms_and_ties_break_by_canonical_name() {
+    let dir = directory(FILES);
+    let index = Bm25Index::build(dir.tools(), dir.groups(), Bm25Params::default());
+    let query = "weather forecast for the city of Paris";
+    let ranked = index.search(query, 0..dir.tools().len() as u32, 10);
+    assert_eq!(ranked.total, 2, "only the weather tools share terms");
+    for hit in &ranked.hits {
+        let e = index.explain(query, hit.tool, dir.tools(), dir.groups());
+        assert!((e.score - hit.score).abs() < 1e-4, "{e:?} vs {hit:?}");
+        assert!(e.terms.iter().all(|t| t.score > 0.0 && t.idf > 0.0));
+    }
+    let best = index.explain(query, ranked.hits[0].tool, dir.tools(), dir.groups());
+    assert_eq!(dir.tool(ranked.hits[0].tool).name, "get_forecast");
+    let forecast = best
+        .terms
+        .iter()
+        .find(|t| t.term == "forecast")
+        .expect("term");
+    assert_eq!(forecast.tf, [1, 1, 0, 1], "name, description, group");
+    assert!(
+        best.summary()
+            .contains("forecast (name ×1, description ×1, group ×1)")
+    );
+
+    // Two identical tools score the same; the canonical name decides.
+    let twins = directory(
+        r#"{"groups":[{"name":"b","description":"x","tools":[{"name":"t","description":"send mail"}]},
+                      {"name":"a","description":"x","tools":[{"name":"t","description":"send mail"}]}]}"#,
+    );
+    let index = Bm25Index::build(twins.tools(), twins.groups(), Bm25Params::default());
+    let r = index.search("mail", 0..2, 2);
+    assert_eq!(r.hits[0].score, r.hits[1].score);
+    assert_eq!(twins.group_of(r.hits[0].tool).name, "a");
+}
+
+#[test]
+fn field_weights_and_parameters_change_the_ranking() {
+    let dir = directory(
+        r#"{"groups":[{"name":"g","description":"d","tools":[
+            {"name":"invoice","description":"Create a document."},
+            {"name":"create_document","description":"Make an invoice for a customer, an invoice with lines."}]}]}"#,
+    );
+    let top = |params: Bm25Params| {
+        let s = Settings::default().with_bm25(params);
+        let hits = rank(&dir, &s, SearchMethod::Bm25, "invoice", 2).expect("rank");
+        dir.tool(hits[0].tool).name.clone()
+    };
+    let name_heavy = Bm25Params {
+        weights: [5.0, 1.0, 0.5, 1.0],
+        ..Bm25Params::default()
+    };
+    let description_heavy = Bm25Params {
+        weights: [0.1, 3.0, 0.5, 1.0],
+        ..Bm25Params::default()
+    };
+    assert_eq!(top(name_heavy), "invoice");
+    assert_eq!(top(description_heavy), "create_document");
+}
+
+#[test]
+fn discover_tools_ranks_by_bm25_when_configured() {
+    let bm25 = Settings::default().with_method(SearchMethod::Bm25);
+    let e = engine("seed.json", bm25);
+    // Natural language that the keyword rules rank by coverage alone.
+    let out = run(
+        &e,
+        "discover_tools",
+        json!({"query": "refunds of payments"}),
+    );
+    let got = names(&out);
+    assert_eq!(
+        got[0],
+        ("billing".into(), "refund_payment".into()),
+        "{got:?}"
+    );
+    assert_eq!(out.value()["total"], got.len());
+    // An exact tool name still comes first and alone gets the full entry (detail auto).
+    let out = run(&e, "discover_tools", json!({"query": "payment"}));
+    assert_eq!(names(&out)[0], ("billing".into(), "payment".into()));
+    // Only stop words: an empty result, not an error; no words at all: the usual error.
+    let out = run(&e, "discover_tools", json!({"query": "the of"}));
+    assert!(!out.is_error);
+    assert_eq!(out.value()["total"], 0);
+    assert!(run(&e, "discover_tools", json!({"query": "?!?"})).is_error);
+    // Paging and scope work as with keyword.
+    let all = names(&run(
+        &e,
+        "discover_tools",
+        json!({"query": "payment lookup refund"}),
+    ));
+    let second = names(&run(
+        &e,
+        "discover_tools",
+        json!({"query": "payment lookup refund", "limit": 1, "offset": 1}),
+    ));
+    assert_eq!(second[0], all[1]);
+    let scoped = names(&run(
+        &e,
+        "discover_tools",
+        json!({"query": "customer payment", "group": "crm"}),
+    ));
+    assert!(scoped.iter().all(|(g, _)| g == "crm"), "{scoped:?}");
+}
+
+#[test]
+fn bm25_parameters_come_from_the_config_and_are_validated() {
+    let c = parse_config(
+        "c.toml",
+        "[search]\nmethod = \"bm25\"\n[search.bm25]\nk1 = 0.9\nb = 0.5\nb_name = 0.1\nname = 4\n",
+        std::path::Path::new("."),
+    )
+    .expect("valid");
+    assert_eq!(c.settings.method, SearchMethod::Bm25);
+    assert_eq!(c.settings.bm25.k1, 0.9);
+    assert_eq!(c.settings.bm25.b, [0.1, 0.5, 0.5, 0.5]);
+    assert_eq!(c.settings.bm25.weights[0], 4.0);
+    let e = parse_config(
+        "c.toml",
+        "[search.bm25]\nk1 = -1\nb = 2\ngroup = 1000\nk3 = 1\n",
+        std::path::Path::new("."),
+    )
+    .expect_err("invalid");
+    assert!(e.to_string().contains("k3"), "{e}");
+    let e = parse_config(
+        "c.toml",
+        "[search.bm25]\nk1 = -1\nb = 2\ngroup = 1000\n",
+        std::path::Path::new("."),
+    )
+    .expect_err("invalid")
+    .to_string();
+    for needle in [
+        "search.bm25.k1: -1 is outside 0..=10",
+        "search.bm25.b_name: 2 is outside 0..=1",
+        "search.bm25.group: 1000 is outside 0..=100",
+    ] {
+        assert!(e.contains(needle), "{needle} in {e}");
+    }
+    // Semantic is not built yet: a clear error, not a silent fallback.
+    let err = Engine::new(
+        Settings::default().with_method(SearchMethod::Semantic),
+        Vec::new(),
+    )
+    .expect_err("unsupported");
+    assert!(err.to_string().contains("semantic"), "{err}");
+}
+
+#[test]
+fn the_scorer_computes_the_design_metrics() {
+    let rel = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let mut s = Scorer::new();
+    // Query 1: the one relevant tool at rank 2.
+    s.add(&rel(&["g/a"]), &["g/x", "g/a", "g/y"], 10.0);
+    // Query 2: two relevant, found at ranks 1 and 7.
+    s.add(
+        &rel(&["g/b", "g/c"]),
+        &["g/b", "g/1", "g/2", "g/3", "g/4", "g/5", "g/c"],
+        30.0,
+    );
+    let r = s.finish("test", 10, 1.0);
+    assert_eq!(r.queries, 2);
+    assert!((r.recall_at(1) - (0.0 + 0.5) / 2.0).abs() < 1e-9);
+    assert!((r.recall_at(5) - (1.0 + 0.5) / 2.0).abs() < 1e-9);
+    assert!((r.recall_at(10) - (1.0 + 1.0) / 2.0).abs() < 1e-9);
+    assert!((r.recall_at(DEPTH) - 1.0).abs() < 1e-9);
+    let l = |i: f64| 1.0 / (i + 1.0).log2();
+    let q1 = l(2.0) / l(1.0);
+    let q2 = (l(1.0) + l(7.0)) / (l(1.0) + l(2.0));
+    assert!((r.ndcg10 - (q1 + q2) / 2.0).abs() < 1e-9, "{}", r.ndcg10);
+    assert!((r.mrr - (0.5 + 1.0) / 2.0).abs() < 1e-9);
+    assert_eq!((r.p50_us, r.p99_us), (10.0, 30.0));
+    let j = r.to_json();
+    let keys: Vec<&str> = j
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "method",
+            "tools",
+            "queries",
+            "build_ms",
+            "recall@1",
+            "recall@5",
+            "recall@10",
+            "ndcg@10",
+            "mrr",
+            "p50_us",
+            "p99_us"
+        ]
+    );
+}
