@@ -1,4 +1,4 @@
-//! Search methods over a [`Directory`](crate::catalog::Directory) snapshot.
+//! Search methods over a [`Directory`] snapshot.
 
 pub mod bm25;
 pub mod keyword;
