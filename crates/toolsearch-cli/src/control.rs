@@ -55,7 +55,12 @@ pub fn run(a: ControlArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("ARGS_JSON is not valid JSON ({:?})", a.args_json))?;
     let label = a.catalog.display().to_string();
     let sources = load_catalog_file(&a.catalog)?.into_sources(&label, false);
-    let engine = Engine::new(settings, sources)?;
+    let semantic = toolsearch_embed::semantic_search(&settings, settings.method)?;
+    let mut builder = Engine::builder().settings(settings).sources(sources);
+    if let Some(sem) = semantic {
+        builder = builder.semantic(sem);
+    }
+    let engine = builder.build()?;
     let names: Vec<String> = engine.tools().into_iter().map(|d| d.name).collect();
     if !names.contains(&a.name) {
         if names.is_empty() {

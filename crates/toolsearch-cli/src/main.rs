@@ -35,6 +35,8 @@ enum Command {
     Search(retrieval::SearchArgs),
     /// Measure retrieval quality and latency on a queries file.
     Eval(retrieval::EvalArgs),
+    /// Build the embedding cache of `semantic` and `hybrid` search, with progress.
+    Index(retrieval::IndexArgs),
 }
 
 /// Exit status: the control returned a tool error (its JSON is on stdout).
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Search(args) => retrieval::search(args),
         Command::Eval(args) => retrieval::eval(args),
+        Command::Index(args) => retrieval::index(args),
     };
     match result {
         Ok(code) => code,

@@ -12,6 +12,7 @@ use toolsearch::Settings;
 use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::config::{SearchMethod, load_config};
 use toolsearch::eval::{Report, Split, evaluate, load_queries, recall_plot_svg};
+use toolsearch::search::semantic::SemanticSearch;
 use toolsearch::search::{explain, rank};
 
 #[derive(Debug, Args)]
@@ -28,6 +29,8 @@ pub struct SearchArgs {
     /// How many tools to show.
     #[arg(short = 'k', value_name = "N", default_value_t = 10)]
     k: usize,
+    #[command(flatten)]
+    model: ModelArgs,
     /// What to look for.
     query: String,
 }
@@ -55,6 +58,45 @@ pub struct EvalArgs {
     /// Also draw recall@k (k = 1..20) of each method into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Gateway config (TOML): its sources (upstreams are connected) and `[search.semantic]`.
+    #[arg(long, value_name = "FILE", conflicts_with = "catalog")]
+    config: Option<PathBuf>,
+    /// Static catalog file (JSON).
+    #[arg(long, value_name = "FILE")]
+    catalog: Option<PathBuf>,
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+/// Where the vectors of `semantic` and `hybrid` come from, overriding `[search.semantic]`.
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// Local sentence-transformers model directory (default: the config's, else
+    /// $TOOLSEARCH_MODEL).
+    #[arg(long, value_name = "DIR")]
+    model: Option<PathBuf>,
+    /// Embedding cache folder (default: the config's, else $TOOLSEARCH_CACHE_DIR, else
+    /// ~/.cache/toolsearch).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+}
+
+impl ModelArgs {
+    fn apply(&self, settings: &mut Settings) {
+        if let Some(m) = &self.model {
+            settings.semantic.model = Some(m.clone());
+            settings.semantic.url = None;
+        }
+        if let Some(d) = &self.cache_dir {
+            settings.semantic.cache_dir = Some(d.clone());
+        }
+    }
 }
 
 fn parse_methods(list: &str) -> anyhow::Result<Vec<SearchMethod>> {
@@ -85,14 +127,17 @@ fn load(
         };
         return Ok((settings, Arc::new(catalog_directory(path)?)));
     }
-    let config = load_config(&crate::config_path(config.map(Path::to_path_buf)))?;
+    let mut config = load_config(&crate::config_path(config.map(Path::to_path_buf)))?;
+    // The gateway only gathers the tools here: the caller searches (and `index` builds the
+    // embedding cache that a dense method would need at start).
+    let method = std::mem::take(&mut config.settings.method);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async {
         let gateway = toolsearch_mcp::Gateway::start(config).await?;
-        let settings = gateway.engine().settings().clone();
+        let settings = gateway.engine().settings().clone().with_method(method);
         let dir = gateway.engine().catalog().snapshot();
         gateway.shutdown().await;
         Ok((settings, dir))
@@ -105,14 +150,16 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
         bail!("-k must be at least 1");
     }
     let explicit = a.method.as_deref().map(parse_methods).transpose()?;
-    let (settings, dir) = load(a.config.as_deref(), a.catalog.as_deref())?;
+    let (mut settings, dir) = load(a.config.as_deref(), a.catalog.as_deref())?;
+    a.model.apply(&mut settings);
     let method = match explicit.as_deref() {
         Some([m]) => *m,
         Some(_) => bail!("--method takes one method here"),
         None if a.config.is_some() => settings.method,
         None => SearchMethod::Bm25,
     };
-    let hits = rank(&dir, &settings, method, &a.query, a.k)?;
+    let semantic = toolsearch_embed::semantic_search(&settings, method)?;
+    let hits = rank(&dir, &settings, semantic.as_deref(), method, &a.query, a.k)?;
     let mut out = std::io::stdout().lock();
     if hits.is_empty() {
         writeln!(out, "no tool matches {:?} ({method})", a.query)?;
@@ -127,7 +174,14 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
                 (i + 1).to_string(),
                 format!("{:.3}", h.score),
                 format!("{}/{}", dir.group_of(h.tool).name, t.name),
-                explain(&dir, &settings, method, &a.query, h.tool),
+                explain(
+                    &dir,
+                    &settings,
+                    semantic.as_deref(),
+                    method,
+                    &a.query,
+                    h.tool,
+                ),
             ]
         })
         .collect();
@@ -140,21 +194,42 @@ pub fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
     let methods = parse_methods(&a.method)?;
     let split = Split::parse(&a.split)
         .with_context(|| format!("--split {:?} is not one of all, train, test", a.split))?;
-    let settings = match &a.config {
+    let mut settings = match &a.config {
         Some(c) => load_config(c)?.settings,
         None => Settings::default(),
     };
+    a.model.apply(&mut settings);
     let queries = load_queries(&a.queries, split)?;
     let mut reports = Vec::new();
     for method in methods {
         // Each method's build is timed from the loaded catalog to a searchable snapshot.
+        // Loading the model is not part of the build; reading the cached vectors is.
+        let semantic = toolsearch_embed::semantic_search(&settings, method)?;
         let started = Instant::now();
         let dir = catalog_directory(&a.catalog)?;
-        if method == SearchMethod::Bm25 {
+        if matches!(method, SearchMethod::Bm25 | SearchMethod::Hybrid) {
             dir.bm25_index(&settings.bm25);
         }
+        if let Some(sem) = &semantic {
+            let (_, embedded) = sem.index(dir.tools(), dir.groups(), &mut |_, _| {})?;
+            if embedded > 0 {
+                bail!(
+                    "the embedding cache {} lacked {embedded} of the catalog's tools; they are \
+                     embedded and saved now, run eval again to measure from a built cache",
+                    sem.cache_path().display()
+                );
+            }
+            dir.vectors(sem)?;
+        }
         let build_ms = started.elapsed().as_secs_f64() * 1e3;
-        reports.push(evaluate(&dir, &settings, method, &queries, build_ms)?);
+        reports.push(evaluate(
+            &dir,
+            &settings,
+            semantic.as_deref(),
+            method,
+            &queries,
+            build_ms,
+        )?);
     }
     let mut out = std::io::stdout().lock();
     for r in &reports {
@@ -219,4 +294,44 @@ fn print_table(out: &mut impl Write, reports: &[Report]) -> std::io::Result<()> 
         "build_ms",
     ];
     crate::table::write(out, header, &rows, &(1..11).collect::<Vec<_>>())
+}
+
+pub fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
+    crate::init_logging();
+    let (mut settings, dir) = load(a.config.as_deref(), a.catalog.as_deref())?;
+    a.model.apply(&mut settings);
+    let loading = Instant::now();
+    let embedder = toolsearch_embed::load(&settings.semantic)?;
+    let load_ms = loading.elapsed().as_secs_f64() * 1e3;
+    let semantic = SemanticSearch::open(embedder, &settings.semantic, false)?;
+    let bar = indicatif::ProgressBar::new(0).with_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:30}] {pos}/{len} tools, {per_sec}, eta {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_message("embedding");
+    let started = Instant::now();
+    let (vectors, embedded) = semantic.index(dir.tools(), dir.groups(), &mut |done, todo| {
+        bar.set_length(todo as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    let secs = started.elapsed().as_secs_f64();
+    let per_tool = if embedded > 0 {
+        format!(", {:.1} ms per tool", secs * 1e3 / embedded as f64)
+    } else {
+        String::new()
+    };
+    println!(
+        "{} tools, {} embedded now and {} from the cache in {secs:.1} s{per_tool} (model {} loaded in {load_ms:.0} ms, {} dimensions)\ncache: {}",
+        vectors.len(),
+        embedded,
+        vectors.len() - embedded.min(vectors.len()),
+        semantic.embedder().model_id(),
+        vectors.dim(),
+        semantic.cache_path().display()
+    );
+    Ok(ExitCode::SUCCESS)
 }

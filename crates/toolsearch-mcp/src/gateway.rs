@@ -36,6 +36,9 @@ pub enum GatewayError {
     /// The engine refused the sources or settings.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// The embedding model or cache of `semantic` / `hybrid` search is not usable.
+    #[error("{0}")]
+    Semantic(String),
     /// A source kind this build does not know.
     #[error("source {0:?}: this kind of source is not supported")]
     Unsupported(String),
@@ -201,7 +204,18 @@ impl Gateway {
             });
         }
         let all: Vec<SourceTools> = states.iter().flat_map(SourceState::sources).collect();
+        let settings = config.settings.clone();
+        let method = settings.method;
+        let semantic = tokio::task::spawn_blocking(move || {
+            toolsearch_embed::semantic_search(&settings, method)
+        })
+        .await
+        .map_err(|e| GatewayError::Semantic(e.to_string()))?
+        .map_err(|e| GatewayError::Semantic(e.to_string()))?;
         let mut builder = Engine::builder().settings(config.settings).sources(all);
+        if let Some(sem) = semantic {
+            builder = builder.semantic(sem);
+        }
         if let Some(t) = config.call_timeout {
             builder = builder.call_timeout(t);
         }

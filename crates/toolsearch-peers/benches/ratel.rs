@@ -63,7 +63,8 @@ fn main() {
         let mut ours = Scorer::new();
         for q in &queries {
             let t = Instant::now();
-            let hits = rank(&dir, &settings, SearchMethod::Bm25, &q.query, DEPTH).expect("rank");
+            let hits =
+                rank(&dir, &settings, None, SearchMethod::Bm25, &q.query, DEPTH).expect("rank");
             let micros = t.elapsed().as_secs_f64() * 1e6;
             let ids: Vec<String> = hits.iter().map(|h| tool_key(&dir, h.tool)).collect();
             ours.add(&q.relevant, &ids, micros);

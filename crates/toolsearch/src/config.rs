@@ -5,6 +5,7 @@ mod file;
 pub use file::{Config, ConfigError, SourceConfig, SourceKind, load_config, parse_config};
 
 use std::fmt;
+use std::path::PathBuf;
 
 use crate::search::bm25::Bm25Params;
 
@@ -193,6 +194,107 @@ pub struct Settings {
     pub names: ControlNames,
     /// BM25 parameters (`[search.bm25]`).
     pub bm25: Bm25Params,
+    /// The embedding model and cache of `semantic` and `hybrid` (`[search.semantic]`).
+    pub semantic: EmbeddingSettings,
+    /// How `hybrid` fuses BM25 and semantic (`[search.hybrid]`).
+    pub hybrid: HybridParams,
+}
+
+/// Where `semantic` and `hybrid` get vectors (`[search.semantic]`).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct EmbeddingSettings {
+    /// A local sentence-transformers model directory (else `$TOOLSEARCH_MODEL`).
+    pub model: Option<PathBuf>,
+    /// An OpenAI-compatible `/v1/embeddings` endpoint, used instead of a local model.
+    pub url: Option<String>,
+    /// The endpoint's model name.
+    pub endpoint_model: Option<String>,
+    /// The environment variable holding the endpoint's API key.
+    pub api_key_env: Option<String>,
+    /// The cache folder (else [`default_cache_dir`]).
+    pub cache_dir: Option<PathBuf>,
+    /// The least cosine similarity a tool needs to be a `semantic` match (default 0.2):
+    /// below it a tool is not counted in `total` nor paged to.
+    pub min_similarity: Option<f32>,
+}
+
+impl EmbeddingSettings {
+    /// The default least similarity of a `semantic` match.
+    pub const MIN_SIMILARITY: f32 = 0.2;
+
+    /// [`min_similarity`](Self::min_similarity) or its default.
+    pub fn min_similarity(&self) -> f32 {
+        self.min_similarity.unwrap_or(Self::MIN_SIMILARITY)
+    }
+
+    /// [`cache_dir`](Self::cache_dir) or [`default_cache_dir`].
+    pub fn cache_dir(&self) -> PathBuf {
+        self.cache_dir.clone().unwrap_or_else(default_cache_dir)
+    }
+}
+
+/// `$TOOLSEARCH_CACHE_DIR`, else `$XDG_CACHE_HOME/toolsearch`, else `~/.cache/toolsearch`,
+/// else `.toolsearch-cache` in the working directory.
+pub fn default_cache_dir() -> PathBuf {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("TOOLSEARCH_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("toolsearch")))
+        .or_else(|| var("HOME").map(|d| d.join(".cache").join("toolsearch")))
+        .unwrap_or_else(|| PathBuf::from(".toolsearch-cache"))
+}
+
+/// How `hybrid` combines the BM25 and semantic rankings (`[search.hybrid]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HybridParams {
+    /// The fusion rule.
+    pub fusion: Fusion,
+    /// Weight of the semantic side, 0..=1 (BM25 gets the rest).
+    pub semantic_weight: f32,
+    /// The reciprocal-rank constant of [`Fusion::Rrf`].
+    pub rrf_k: f32,
+}
+
+/// A fusion rule of `hybrid`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fusion {
+    /// Reciprocal-rank fusion: Σ weight / (rrf_k + rank).
+    Rrf,
+    /// Weighted sum of scores scaled per query (BM25 by its best score, cosine as is).
+    Scores,
+}
+
+impl Fusion {
+    /// Parses a config value.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "rrf" => Some(Self::Rrf),
+            "scores" => Some(Self::Scores),
+            _ => None,
+        }
+    }
+
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Rrf => "rrf",
+            Self::Scores => "scores",
+        }
+    }
+}
+
+impl Default for HybridParams {
+    fn default() -> Self {
+        Self {
+            fusion: Fusion::Scores,
+            semantic_weight: 0.5,
+            rrf_k: 60.0,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -204,6 +306,8 @@ impl Default for Settings {
             max_search_bytes: 32768,
             names: ControlNames::default(),
             bm25: Bm25Params::default(),
+            semantic: EmbeddingSettings::default(),
+            hybrid: HybridParams::default(),
         }
     }
 }
@@ -280,6 +384,26 @@ impl Settings {
             if !(b.is_finite() && (0.0..=1.0).contains(b)) {
                 out.push(format!("search.bm25.b_{f}: {b} is outside 0..=1"));
             }
+        }
+        if let Some(m) = self.semantic.min_similarity
+            && !(m.is_finite() && (-1.0..=1.0).contains(&m))
+        {
+            out.push(format!(
+                "search.semantic.min_similarity: {m} is outside -1..=1"
+            ));
+        }
+        let h = &self.hybrid;
+        if !(h.semantic_weight.is_finite() && (0.0..=1.0).contains(&h.semantic_weight)) {
+            out.push(format!(
+                "search.hybrid.semantic_weight: {} is outside 0..=1",
+                h.semantic_weight
+            ));
+        }
+        if !(h.rrf_k.is_finite() && (0.0..=1000.0).contains(&h.rrf_k)) {
+            out.push(format!(
+                "search.hybrid.rrf_k: {} is outside 0..=1000",
+                h.rrf_k
+            ));
         }
         out.extend(self.names.problems(self.surface));
         out

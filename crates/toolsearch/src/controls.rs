@@ -7,6 +7,7 @@ mod discover;
 mod error;
 mod groups;
 
+use crate::search::semantic::SemanticSearch;
 use serde_json::Value;
 
 pub use definitions::{ToolDefinition, control_definitions, instructions};
@@ -102,15 +103,16 @@ pub fn control_for(settings: &Settings, name: &str) -> Option<Control> {
 pub fn run_discovery(
     dir: &Directory,
     settings: &Settings,
+    semantic: Option<&SemanticSearch>,
     control: Control,
     arguments: &Value,
 ) -> ControlOutput {
     let out = match control {
-        Control::Discover => discover::discover(dir, settings, arguments),
+        Control::Discover => discover::discover(dir, settings, semantic, arguments),
         Control::List => discover::list(dir, settings, arguments),
         Control::Describe => describe::describe(dir, settings, arguments),
         Control::ListGroups => groups::list_groups(dir, settings, arguments),
-        Control::SearchProxy => discover::search_proxy(dir, settings, arguments),
+        Control::SearchProxy => discover::search_proxy(dir, settings, semantic, arguments),
         Control::Call | Control::CallProxy => Err(ToolError::new(
             "invalid_request",
             "calls go through Engine::handle; this is not a discovery control",

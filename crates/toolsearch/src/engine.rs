@@ -13,6 +13,7 @@ use crate::config::{SearchMethod, Settings, Surface};
 use crate::controls::{self, ControlOutput, ToolDefinition, ToolError, args};
 use crate::dispatch::call::Target;
 use crate::dispatch::{Approval, CallInfo, CallPath, CallResult, Session};
+use crate::search::semantic::SemanticSearch;
 
 /// Why an engine could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +39,7 @@ pub struct EngineBuilder {
     settings: Settings,
     sources: Vec<SourceTools>,
     path: CallPath,
+    semantic: Option<Arc<SemanticSearch>>,
 }
 
 impl EngineBuilder {
@@ -56,6 +58,12 @@ impl EngineBuilder {
     /// Adds sources.
     pub fn sources(mut self, sources: impl IntoIterator<Item = SourceTools>) -> Self {
         self.sources.extend(sources);
+        self
+    }
+
+    /// Sets the embedder and cache that the `semantic` and `hybrid` methods search with.
+    pub fn semantic(mut self, semantic: Arc<SemanticSearch>) -> Self {
+        self.semantic = Some(semantic);
         self
     }
 
@@ -99,20 +107,26 @@ impl EngineBuilder {
                 "surface \"capabilities\" is not available in this build yet; use \"toolsearch\" or \"toolproxy\"".into(),
             ));
         }
-        if matches!(
+        let dense = matches!(
             settings.method,
             SearchMethod::Semantic | SearchMethod::Hybrid
-        ) {
+        );
+        if dense && self.semantic.is_none() {
             return Err(EngineError::Unsupported(format!(
-                "search method {:?} is not available in this build yet; use \"keyword\" or \"bm25\"",
+                "search method {:?} needs an embedding model and its cache: configure \
+                 [search.semantic] and build the cache with `toolsearch index`",
                 settings.method.as_str()
             )));
         }
         let dir = Directory::build(self.sources)?;
         check_clashes(&settings, &dir)?;
-        if settings.method == SearchMethod::Bm25 {
-            // Built now rather than on the first query.
+        // Indexes are built now rather than on the first query.
+        if matches!(settings.method, SearchMethod::Bm25 | SearchMethod::Hybrid) {
             dir.bm25_index(&settings.bm25);
+        }
+        if let Some(sem) = self.semantic.as_ref().filter(|_| dense) {
+            dir.vectors(sem)
+                .map_err(|e| EngineError::Unsupported(e.to_string()))?;
         }
         let (tools_changed, _) = tokio::sync::watch::channel(0);
         Ok(Engine {
@@ -121,6 +135,7 @@ impl EngineBuilder {
             path: self.path,
             session: Arc::new(Session::new()),
             tools_changed,
+            semantic: self.semantic,
         })
     }
 }
@@ -134,6 +149,7 @@ pub struct Engine {
     session: Arc<Session>,
     /// Bumped whenever a reload changes the model-facing tool list.
     tools_changed: tokio::sync::watch::Sender<u64>,
+    semantic: Option<Arc<SemanticSearch>>,
 }
 
 impl Engine {
@@ -152,6 +168,20 @@ impl Engine {
         &self.settings
     }
 
+    /// The embedder and cache of `semantic` and `hybrid`, when set.
+    pub fn semantic_search(&self) -> Option<&Arc<SemanticSearch>> {
+        self.semantic.as_ref()
+    }
+
+    fn dense_semantic(&self) -> Option<&Arc<SemanticSearch>> {
+        self.semantic.as_ref().filter(|_| {
+            matches!(
+                self.settings.method,
+                SearchMethod::Semantic | SearchMethod::Hybrid
+            )
+        })
+    }
+
     /// The live catalog.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
@@ -168,6 +198,13 @@ impl Engine {
     pub fn reload(&self, sources: Vec<SourceTools>) -> Result<(), EngineError> {
         let dir = Directory::build(sources)?;
         check_clashes(&self.settings, &dir)?;
+        if let Some(sem) = self.dense_semantic() {
+            // New and changed tools are embedded now; on failure the first search retries
+            // and reports it.
+            if let Err(e) = dir.vectors(sem) {
+                tracing::warn!(error = %e, "embedding the reloaded catalog");
+            }
+        }
         let before = self.tools();
         self.catalog.replace(dir);
         if self.tools() != before {
@@ -216,6 +253,7 @@ impl Engine {
         Some(controls::run_discovery(
             &dir,
             &self.settings,
+            self.semantic.as_deref(),
             control,
             arguments,
         ))
@@ -288,7 +326,24 @@ impl Engine {
                 Err(e) => CallResult::from_error(&e),
             },
             Some(c) => {
-                let out = controls::run_discovery(&dir, &self.settings, c, &arguments);
+                let out = match self.dense_semantic() {
+                    // Embedding the query is CPU work (or a blocking request): off the executor.
+                    Some(sem) => {
+                        let (sem, settings) = (sem.clone(), self.settings.clone());
+                        let job = tokio::task::spawn_blocking(move || {
+                            controls::run_discovery(&dir, &settings, Some(&sem), c, &arguments)
+                        });
+                        match job.await {
+                            Ok(out) => out,
+                            Err(e) => ToolError::new(
+                                "search_unavailable",
+                                format!("the search stopped: {e}"),
+                            )
+                            .into(),
+                        }
+                    }
+                    None => controls::run_discovery(&dir, &self.settings, None, c, &arguments),
+                };
                 CallResult::text(out.json, out.is_error)
             }
             None => {

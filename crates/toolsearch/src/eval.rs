@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Directory, ToolId};
 use crate::config::{SearchMethod, Settings};
+use crate::search::semantic::SemanticSearch;
 use crate::search::{SearchError, rank};
 
 /// Ranking depth per query.
@@ -263,11 +264,13 @@ impl Scorer {
     }
 }
 
-/// Ranks every query with `method` and scores the rankings. `build_ms` is the caller's
+/// Ranks every query with `method` and scores the rankings (a query's latency includes
+/// embedding it, for `semantic` and `hybrid`). `build_ms` is the caller's
 /// measurement of building the index (it is only reported).
 pub fn evaluate(
     dir: &Directory,
     settings: &Settings,
+    semantic: Option<&SemanticSearch>,
     method: SearchMethod,
     queries: &[Query],
     build_ms: f64,
@@ -285,7 +288,7 @@ pub fn evaluate(
             })
             .count();
         let started = Instant::now();
-        let hits = rank(dir, settings, method, &q.query, DEPTH)?;
+        let hits = rank(dir, settings, semantic, method, &q.query, DEPTH)?;
         let micros = started.elapsed().as_secs_f64() * 1e6;
         let ids: Vec<String> = hits.iter().map(|h| tool_key(dir, h.tool)).collect();
         scorer.add(&q.relevant, &ids, micros);

@@ -16,8 +16,10 @@ use super::name::{canonical_name, group_description_problem, group_name_problem}
 use super::schema_text::{SchemaText, schema_text};
 use super::{Presentation, SourceTools, ToolDef};
 use crate::dispatch::{ArgValidator, Executor};
+use crate::search::SearchError;
 use crate::search::bm25::{Bm25Index, Bm25Params};
 use crate::search::keyword::KeywordIndex;
+use crate::search::semantic::{SemanticSearch, VectorIndex};
 use crate::text::summary_description;
 
 /// Index of a grouped tool in [`Directory::tools`] (its canonical-name rank).
@@ -93,6 +95,7 @@ pub struct Directory {
     tool_by_canonical: FxHashMap<String, ToolId>,
     index: KeywordIndex,
     bm25: std::sync::Mutex<Option<Arc<Bm25Index>>>,
+    vectors: std::sync::Mutex<Option<Arc<VectorIndex>>>,
 }
 
 /// Everything wrong with a set of sources, each problem with its location.
@@ -238,6 +241,7 @@ impl Directory {
             tool_by_canonical,
             index,
             bm25: std::sync::Mutex::new(None),
+            vectors: std::sync::Mutex::new(None),
         })
     }
 
@@ -294,6 +298,21 @@ impl Directory {
                 let index = Arc::new(Bm25Index::build(&self.tools, &self.groups, *params));
                 *slot = Some(index.clone());
                 index
+            }
+        }
+    }
+
+    /// The tools' vectors from `semantic`'s model, built on first use (embedding only the
+    /// tools its cache lacks) and kept for this snapshot.
+    pub fn vectors(&self, semantic: &SemanticSearch) -> Result<Arc<VectorIndex>, SearchError> {
+        let mut slot = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+        match &*slot {
+            Some(v) if v.model_id() == semantic.embedder().model_id() => Ok(v.clone()),
+            _ => {
+                let (v, _) = semantic.index(&self.tools, &self.groups, &mut |_, _| {})?;
+                let v = Arc::new(v);
+                *slot = Some(v.clone());
+                Ok(v)
             }
         }
     }

@@ -40,6 +40,26 @@ struct RawSearch {
     max_results: Option<i64>,
     max_search_bytes: Option<i64>,
     bm25: Option<RawBm25>,
+    semantic: Option<RawSemantic>,
+    hybrid: Option<RawHybrid>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSemantic {
+    model: Option<String>,
+    url: Option<String>,
+    api_key_env: Option<String>,
+    cache_dir: Option<String>,
+    min_similarity: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHybrid {
+    fusion: Option<String>,
+    semantic_weight: Option<f64>,
+    rrf_k: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -259,6 +279,63 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
             .zip([b.name, b.description, b.parameters, b.group])
         {
             set(slot, v);
+        }
+    }
+    if let Some(sem) = &search.semantic {
+        let e = &mut settings.semantic;
+        let blank = |k: &str, v: &Option<String>, problems: &mut Vec<String>| {
+            if v.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                problems.push(format!("search.semantic.{k}: must not be empty"));
+            }
+        };
+        blank("model", &sem.model, problems);
+        blank("url", &sem.url, problems);
+        blank("api_key_env", &sem.api_key_env, problems);
+        blank("cache_dir", &sem.cache_dir, problems);
+        match &sem.url {
+            Some(url) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    problems.push(format!(
+                        "search.semantic.url: {url:?} is not an http:// or https:// address"
+                    ));
+                }
+                if sem.model.is_none() {
+                    problems.push(
+                        "search.semantic.model: an endpoint (url) needs the model name it serves"
+                            .into(),
+                    );
+                }
+                e.url = Some(url.clone());
+                e.endpoint_model = sem.model.clone();
+            }
+            None => {
+                if sem.api_key_env.is_some() {
+                    problems.push(
+                        "search.semantic.api_key_env: only an endpoint (url) takes a key".into(),
+                    );
+                }
+                e.model = sem.model.as_deref().map(|m| base.join(m));
+            }
+        }
+        e.api_key_env = sem.api_key_env.clone();
+        e.cache_dir = sem.cache_dir.as_deref().map(|d| base.join(d));
+        e.min_similarity = sem.min_similarity.map(|v| v as f32);
+    }
+    if let Some(h) = &search.hybrid {
+        let p = &mut settings.hybrid;
+        if let Some(f) = &h.fusion {
+            match super::Fusion::parse(f) {
+                Some(v) => p.fusion = v,
+                None => problems.push(format!(
+                    "search.hybrid.fusion: {f:?} is not one of rrf, scores"
+                )),
+            }
+        }
+        if let Some(w) = h.semantic_weight {
+            p.semantic_weight = w as f32;
+        }
+        if let Some(k) = h.rrf_k {
+            p.rrf_k = k as f32;
         }
     }
     if let Some(n) = raw.names {
@@ -590,6 +667,56 @@ presentation = "direct"
         );
         assert!(c.sources[2].direct);
         assert_eq!(c.settings, Settings::default());
+    }
+
+    #[test]
+    fn semantic_and_hybrid_settings_parse_resolve_and_validate() {
+        let c = parse(
+            "[search]\nmethod = \"hybrid\"\n[search.semantic]\nmodel = \"models/minilm\"\n\
+             cache_dir = \"cache\"\nmin_similarity = 0.3\n[search.hybrid]\nfusion = \"rrf\"\n\
+             semantic_weight = 0.7\nrrf_k = 10\n",
+        )
+        .expect("valid");
+        let e = &c.settings.semantic;
+        assert_eq!(e.model.as_deref(), Some(Path::new("/etc/ts/models/minilm")));
+        assert_eq!(e.cache_dir(), PathBuf::from("/etc/ts/cache"));
+        assert_eq!(e.min_similarity(), 0.3);
+        assert_eq!(c.settings.hybrid.fusion, crate::config::Fusion::Rrf);
+        assert_eq!(c.settings.hybrid.semantic_weight, 0.7);
+        let c = parse(
+            "[search.semantic]\nurl = \"http://127.0.0.1:11434/v1/embeddings\"\nmodel = \"nomic\"\n\
+             api_key_env = \"KEY\"\n",
+        )
+        .expect("valid");
+        let e = &c.settings.semantic;
+        assert_eq!(e.endpoint_model.as_deref(), Some("nomic"));
+        assert_eq!(
+            (e.model.as_ref(), e.api_key_env.as_deref()),
+            (None, Some("KEY"))
+        );
+        let text = parse(
+            "[search.semantic]\nurl = \"ftp://x\"\nmin_similarity = 2\n[search.hybrid]\n\
+             fusion = \"max\"\nsemantic_weight = 1.5\n",
+        )
+        .expect_err("invalid")
+        .to_string();
+        for needle in [
+            "search.semantic.url: \"ftp://x\" is not an http",
+            "search.semantic.model: an endpoint (url) needs the model name",
+            "search.semantic.min_similarity: 2 is outside",
+            "search.hybrid.fusion: \"max\" is not one of rrf, scores",
+            "search.hybrid.semantic_weight: 1.5 is outside 0..=1",
+        ] {
+            assert!(text.contains(needle), "{needle:?} not in {text}");
+        }
+        let text = parse("[search.semantic]\nmodel = \"m\"\napi_key_env = \"K\"\n")
+            .expect_err("key without url")
+            .to_string();
+        assert!(
+            text.contains("only an endpoint (url) takes a key"),
+            "{text}"
+        );
+        assert!(parse("[search.semantic]\nmodle = \"m\"\n").is_err());
     }
 
     #[test]

@@ -10,7 +10,10 @@ use crate::catalog::{Directory, ToolId};
 use crate::config::SearchMethod;
 use crate::config::Settings;
 use crate::page::{TooLarge, fit_page};
+use crate::search::bm25::Scored;
+use crate::search::dense_ranked;
 use crate::search::keyword::{ALL_FIELDS, Match, Rank, Ranked};
+use crate::search::semantic::SemanticSearch;
 
 /// Longest query, in characters.
 pub const MAX_QUERY_CHARS: usize = 2048;
@@ -119,6 +122,7 @@ fn parse_limit(
 pub(super) fn discover(
     dir: &Directory,
     settings: &Settings,
+    semantic: Option<&SemanticSearch>,
     arguments: &Value,
 ) -> Result<String, ToolError> {
     let name = &settings.names.discover;
@@ -141,7 +145,7 @@ pub(super) fn discover(
     let limit = parse_limit(obj, settings)?;
     let offset = opt_uint(obj, "offset")?.unwrap_or(0);
     search_page(
-        dir, settings, query, group, detail, limit, offset, ALL_FIELDS,
+        dir, settings, semantic, query, group, detail, limit, offset, ALL_FIELDS,
     )
 }
 
@@ -150,6 +154,7 @@ pub(super) fn discover(
 pub(super) fn search_proxy(
     dir: &Directory,
     settings: &Settings,
+    semantic: Option<&SemanticSearch>,
     arguments: &Value,
 ) -> Result<String, ToolError> {
     let name = &settings.names.search_proxy;
@@ -161,6 +166,7 @@ pub(super) fn search_proxy(
     search_page(
         dir,
         settings,
+        semantic,
         query,
         group,
         Detail::Full,
@@ -189,13 +195,16 @@ pub(super) fn list(
     .unwrap_or(Detail::Summary);
     let limit = parse_limit(obj, settings)?;
     let offset = opt_uint(obj, "offset")?.unwrap_or(0);
-    search_page(dir, settings, "", group, detail, limit, offset, ALL_FIELDS)
+    search_page(
+        dir, settings, None, "", group, detail, limit, offset, ALL_FIELDS,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
 fn search_page(
     dir: &Directory,
     settings: &Settings,
+    semantic: Option<&SemanticSearch>,
     query: &str,
     group: Option<&str>,
     detail: Detail,
@@ -214,11 +223,27 @@ fn search_page(
     let summary_limit = limit.unwrap_or(10.min(max));
     let full_limit = limit.unwrap_or(5.min(max));
     let need = offset.saturating_add(summary_limit.max(full_limit));
-    let ranked = if settings.method == SearchMethod::Bm25 && !query.trim().is_empty() {
-        bm25_ranked(dir, settings, query, scope, need)
-    } else {
-        dir.keyword_index()
-            .search_fields(query, scope, need, fields)
+    let words = !crate::text::words(query).is_empty();
+    let ranked = match settings.method {
+        SearchMethod::Bm25 if words => scored_ranked(dir, query, scope, need, |scope, need| {
+            let r = dir.bm25_index(&settings.bm25).search(query, scope, need);
+            Ok((r.hits, r.total))
+        })?,
+        SearchMethod::Semantic | SearchMethod::Hybrid if words => {
+            let Some(sem) = semantic else {
+                return Err(unavailable(format!(
+                    "search method {:?} has no embedding model in this engine",
+                    settings.method.as_str()
+                )));
+            };
+            scored_ranked(dir, query, scope, need, |scope, need| {
+                dense_ranked(dir, settings, sem, settings.method, query, scope, need)
+                    .map_err(|e| unavailable(e.to_string()))
+            })?
+        }
+        _ => dir
+            .keyword_index()
+            .search_fields(query, scope, need, fields),
     };
     if ranked.no_keywords && !query.trim().is_empty() && ranked.total == 0 {
         return Err(ToolError::invalid_request(
@@ -270,19 +295,26 @@ fn search_page(
     }
 }
 
-/// BM25 ranking in the keyword result's shape. A query equal to a tool's name (the keyword
-/// rule's exact match) puts that tool first, as with `keyword`; the rest follow by score.
-fn bm25_ranked(
+/// The search failed for a reason the model cannot fix (no model, an endpoint down).
+fn unavailable(message: String) -> ToolError {
+    ToolError::new(
+        "search_unavailable",
+        format!("{message}; search with another method is not possible from here, tell the user"),
+    )
+}
+
+/// A scored ranking (BM25, semantic, hybrid) in the keyword result's shape. A query equal to
+/// a tool's name (the keyword rule's exact match) puts that tool first, as with `keyword`;
+/// the rest follow by score. Only called for queries with words.
+fn scored_ranked(
     dir: &Directory,
-    settings: &Settings,
     query: &str,
     scope: std::ops::Range<ToolId>,
     need: usize,
-) -> Ranked {
+    search: impl FnOnce(std::ops::Range<ToolId>, usize) -> Result<(Vec<Scored>, usize), ToolError>,
+) -> Result<Ranked, ToolError> {
     let exact_ids = dir.keyword_index().exact_matches(query, scope.clone());
-    let bm25 =
-        dir.bm25_index(&settings.bm25)
-            .search(query, scope, need.saturating_add(exact_ids.len()));
+    let (hits, total) = search(scope, need.saturating_add(exact_ids.len()))?;
     let mut matches: Vec<Match> = exact_ids
         .iter()
         .map(|&tool| Match {
@@ -294,8 +326,7 @@ fn bm25_ranked(
         })
         .collect();
     matches.extend(
-        bm25.hits
-            .iter()
+        hits.iter()
             .filter(|h| !exact_ids.contains(&h.tool))
             .map(|h| Match {
                 tool: h.tool,
@@ -304,15 +335,15 @@ fn bm25_ranked(
     );
     let extra = exact_ids
         .iter()
-        .filter(|id| !bm25.hits.iter().any(|h| h.tool == **id))
+        .filter(|id| !hits.iter().any(|h| h.tool == **id))
         .count();
     matches.truncate(need);
-    Ranked {
+    Ok(Ranked {
         matches,
-        total: bm25.total + extra,
+        total: total + extra,
         // Only a query without any word is refused; one of stop words alone finds nothing.
-        no_keywords: crate::text::words(query).is_empty(),
-    }
+        no_keywords: false,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -9,7 +9,7 @@ use toolsearch::search::bm25::{Bm25Index, Bm25Params, terms};
 use toolsearch::search::rank;
 use toolsearch::{Engine, Settings};
 
-use crate::common::{engine, names, run};
+use crate::common::{FILES, engine, names, run};
 
 fn directory(json: &str) -> Directory {
     Directory::build(
@@ -19,15 +19,6 @@ fn directory(json: &str) -> Directory {
     )
     .expect("directory")
 }
-
-const FILES: &str = r#"{"groups":[
-  {"name":"fs","description":"Local files","tools":[
-    {"name":"read_file","description":"Read the contents of a file from disk.","inputSchema":{"type":"object","properties":{"path":{"type":"string","description":"Where the file lives"}}}},
-    {"name":"write_file","description":"Write text into a file, replacing it."},
-    {"name":"list_directory","description":"List the entries of a directory."}]},
-  {"name":"weather","description":"Forecasts","tools":[
-    {"name":"get_forecast","description":"Weather forecast for a city, for the next days."},
-    {"name":"get_alerts","description":"Severe weather alerts of a US state."}]}]}"#;
 
 #[test]
 fn analysis_splits_folds_drops_stop_words_and_stems() {
@@ -41,10 +32,10 @@ fn analysis_splits_folds_drops_stop_words_and_stems() {
 fn stemming_finds_inflected_words_and_stop_words_alone_find_nothing() {
     let dir = directory(FILES);
     let s = Settings::default();
-    let top = rank(&dir, &s, SearchMethod::Bm25, "reading files", 5).expect("rank");
+    let top = rank(&dir, &s, None, SearchMethod::Bm25, "reading files", 5).expect("rank");
     assert_eq!(dir.tool(top[0].tool).name, "read_file", "{top:?}");
     assert!(
-        rank(&dir, &s, SearchMethod::Bm25, "the of", 5)
+        rank(&dir, &s, None, SearchMethod::Bm25, "the of", 5)
             .expect("rank")
             .is_empty()
     );
@@ -95,7 +86,7 @@ fn field_weights_and_parameters_change_the_ranking() {
     );
     let top = |params: Bm25Params| {
         let s = Settings::default().with_bm25(params);
-        let hits = rank(&dir, &s, SearchMethod::Bm25, "invoice", 2).expect("rank");
+        let hits = rank(&dir, &s, None, SearchMethod::Bm25, "invoice", 2).expect("rank");
         dir.tool(hits[0].tool).name.clone()
     };
     let name_heavy = Bm25Params {

@@ -50,3 +50,13 @@ pub fn names(out: &ControlOutput) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// Five tools in two groups (files and weather), for the ranked-retrieval tests.
+pub const FILES: &str = r#"{"groups":[
+  {"name":"fs","description":"Local files","tools":[
+    {"name":"read_file","description":"Read the contents of a file from disk.","inputSchema":{"type":"object","properties":{"path":{"type":"string","description":"Where the file lives"}}}},
+    {"name":"write_file","description":"Write text into a file, replacing it."},
+    {"name":"list_directory","description":"List the entries of a directory."}]},
+  {"name":"weather","description":"Forecasts","tools":[
+    {"name":"get_forecast","description":"Weather forecast for a city, for the next days."},
+    {"name":"get_alerts","description":"Severe weather alerts of a US state."}]}]}"#;

@@ -6,3 +6,4 @@ mod common;
 mod golden;
 mod ranking;
 mod seed;
+mod semantic;

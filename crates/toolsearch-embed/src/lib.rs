@@ -1,0 +1,97 @@
+//! Embedders for toolsearch's `semantic` and `hybrid` search, behind
+//! [`toolsearch::search::semantic::Embedder`]:
+//!
+//! - [`LocalModel`]: a sentence-transformers BERT-family model directory (all-MiniLM-L6-v2 by
+//!   default) run in process on the CPU with candle; nothing is downloaded at run time.
+//! - [`EndpointEmbedder`]: any OpenAI-compatible `/v1/embeddings` endpoint.
+//!
+//! [`load`] builds the one a config's `[search.semantic]` names.
+
+mod endpoint;
+mod local;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use endpoint::EndpointEmbedder;
+pub use local::{LocalModel, Pooling};
+use toolsearch::Settings;
+use toolsearch::config::{EmbeddingSettings, SearchMethod};
+use toolsearch::search::semantic::{Embedder, SemanticSearch};
+
+/// Why an embedder could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LoadError(String);
+
+impl LoadError {
+    pub(crate) fn new(msg: impl Into<String>) -> Self {
+        Self(msg.into())
+    }
+}
+
+/// The environment variable naming a local model directory when the config names none.
+pub const MODEL_ENV: &str = "TOOLSEARCH_MODEL";
+
+/// The local model directory `settings` choose: `model`, else `$TOOLSEARCH_MODEL`.
+pub fn model_dir(settings: &EmbeddingSettings) -> Option<PathBuf> {
+    settings.model.clone().or_else(|| {
+        std::env::var_os(MODEL_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    })
+}
+
+/// The embedder `settings` name: an endpoint when `url` is set, else the local model
+/// directory of [`model_dir`].
+pub fn load(settings: &EmbeddingSettings) -> Result<Arc<dyn Embedder>, LoadError> {
+    if let Some(url) = &settings.url {
+        let model = settings.endpoint_model.clone().unwrap_or_default();
+        let key = match &settings.api_key_env {
+            None => None,
+            Some(var) => Some(std::env::var(var).map_err(|_| {
+                LoadError::new(format!(
+                    "search.semantic.api_key_env: the environment variable {var} is not set"
+                ))
+            })?),
+        };
+        return Ok(Arc::new(EndpointEmbedder::connect(
+            url.clone(),
+            model,
+            key,
+            Duration::from_secs(60),
+        )?));
+    }
+    let Some(dir) = model_dir(settings) else {
+        return Err(LoadError::new(format!(
+            "no embedding model: set [search.semantic] model = \"DIR\" (a sentence-transformers \
+             model directory such as all-MiniLM-L6-v2) or the {MODEL_ENV} environment variable, \
+             or url = an OpenAI-compatible /v1/embeddings endpoint"
+        )));
+    };
+    Ok(Arc::new(LocalModel::load(&dir)?))
+}
+
+/// The embedder and cache for searching with `method`, when it needs them (`semantic`,
+/// `hybrid`); the cache must have been built (`toolsearch index`).
+pub fn semantic_search(
+    settings: &Settings,
+    method: SearchMethod,
+) -> Result<Option<Arc<SemanticSearch>>, LoadError> {
+    if !matches!(method, SearchMethod::Semantic | SearchMethod::Hybrid) {
+        return Ok(None);
+    }
+    let embedder = load(&settings.semantic)?;
+    SemanticSearch::open(embedder, &settings.semantic, true)
+        .map(|s| Some(Arc::new(s)))
+        .map_err(|e| LoadError::new(e.to_string()))
+}
+
+/// Installs rustls' ring provider once (reqwest is built without a default provider).
+pub(crate) fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}

@@ -1,0 +1,398 @@
+//! Semantic retrieval: an [`Embedder`] turns text into vectors, a [`VectorIndex`] holds one
+//! unit vector per tool of a snapshot, and a query ranks tools by cosine similarity.
+//!
+//! The engine knows no model: implementations live elsewhere (`toolsearch-embed` has a local
+//! BERT-family model and an OpenAI-compatible endpoint). Vectors of tools come from an
+//! [`EmbeddingCache`](super::cache::EmbeddingCache) keyed by the model and a hash of each
+//! tool's [`tool_text`], so an unchanged tool is never embedded twice.
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use crate::catalog::{GroupEntry, ToolEntry, ToolId};
+use crate::config::EmbeddingSettings;
+use crate::search::SearchError;
+use crate::search::bm25::Scored;
+use crate::search::cache::EmbeddingCache;
+use crate::text::for_each_word;
+
+/// Why text could not be embedded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct EmbedError(pub String);
+
+/// Turns texts into vectors of one fixed dimension.
+///
+/// `embed` is synchronous: a local model computes on the calling thread, a remote endpoint
+/// blocks the caller until it answers (the engine calls it off the async executor).
+pub trait Embedder: Send + Sync + fmt::Debug {
+    /// The model's identity for the cache: two embedders with the same id give the same
+    /// vectors for the same text (a model name plus a digest of its weights or endpoint).
+    fn model_id(&self) -> &str;
+
+    /// Length of every vector.
+    fn dim(&self) -> usize;
+
+    /// One vector per text, in order (not necessarily normalised).
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// How many texts one [`embed`](Self::embed) call should carry when indexing.
+    fn batch_size(&self) -> usize {
+        32
+    }
+}
+
+/// The text embedded for a tool: its group, its name as words, its description and its
+/// parameters (names as words, and their descriptions).
+pub fn tool_text(tool: &ToolEntry, group: &GroupEntry) -> String {
+    let mut out = String::with_capacity(tool.description.len() + 64);
+    push_words(&mut out, &tool.name);
+    if !group.name.is_empty() {
+        out.push_str(" (");
+        push_words(&mut out, &group.name);
+        out.push(')');
+    }
+    out.push_str(": ");
+    out.push_str(tool.description.trim());
+    let params = &tool.schema_text;
+    if !params.property_names.is_empty() {
+        out.push_str(" Parameters: ");
+        for (i, p) in params.property_names.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            push_words(&mut out, p);
+        }
+        out.push('.');
+    }
+    for d in params.descriptions.iter().map(|d| d.trim()) {
+        if !d.is_empty() {
+            out.push(' ');
+            out.push_str(d);
+        }
+    }
+    out
+}
+
+fn push_words(out: &mut String, text: &str) {
+    let mut first = true;
+    for_each_word(text, |w| {
+        if !first {
+            out.push(' ');
+        }
+        first = false;
+        out.push_str(w);
+    });
+}
+
+/// A stable 64-bit digest of a text (FNV-1a), the cache key of a tool's vector.
+pub fn text_hash(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// One unit vector per tool of a snapshot, in [`ToolId`] order.
+#[derive(Clone, PartialEq)]
+pub struct VectorIndex {
+    model_id: String,
+    dim: usize,
+    data: Vec<f32>,
+}
+
+impl fmt::Debug for VectorIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VectorIndex")
+            .field("model_id", &self.model_id)
+            .field("dim", &self.dim)
+            .field("tools", &self.len())
+            .finish()
+    }
+}
+
+impl VectorIndex {
+    /// An index from row-major vectors; rows are normalised.
+    ///
+    /// # Panics
+    /// When `dim` is 0 or `data.len()` is not a multiple of it.
+    pub fn new(model_id: impl Into<String>, dim: usize, mut data: Vec<f32>) -> Self {
+        assert!(
+            dim > 0 && data.len().is_multiple_of(dim),
+            "rows of {dim} floats"
+        );
+        data.chunks_exact_mut(dim).for_each(normalize);
+        Self {
+            model_id: model_id.into(),
+            dim,
+            data,
+        }
+    }
+
+    /// The model the vectors came from.
+    pub fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    /// Vector length.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.data.len() / self.dim
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// The vector of `tool`.
+    pub fn vector(&self, tool: ToolId) -> &[f32] {
+        let at = tool as usize * self.dim;
+        &self.data[at..at + self.dim]
+    }
+
+    /// Cosine similarity of every tool in `scope` with `query` (a unit vector), in scope order.
+    pub fn similarities(&self, query: &[f32], scope: Range<ToolId>) -> Vec<f32> {
+        debug_assert_eq!(query.len(), self.dim);
+        let rows = &self.data[scope.start as usize * self.dim..scope.end as usize * self.dim];
+        rows.chunks_exact(self.dim).map(|r| dot(r, query)).collect()
+    }
+
+    /// The `need` tools of `scope` most similar to `query` whose similarity is at least
+    /// `min`, best first (ties by tool id), and how many tools reach `min`.
+    pub fn search(
+        &self,
+        query: &[f32],
+        scope: Range<ToolId>,
+        need: usize,
+        min: f32,
+    ) -> (Vec<Scored>, usize) {
+        let start = scope.start;
+        let mut hits: Vec<Scored> = self
+            .similarities(query, scope)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, s)| *s >= min)
+            .map(|(i, score)| Scored {
+                tool: start + i as ToolId,
+                score,
+            })
+            .collect();
+        let total = hits.len();
+        top_k(&mut hits, need);
+        (hits, total)
+    }
+}
+
+/// Keeps the best `k` of `hits` (highest score, then lowest tool id), sorted.
+pub(crate) fn top_k(hits: &mut Vec<Scored>, k: usize) {
+    let order = |a: &Scored, b: &Scored| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool));
+    if hits.len() > k && k > 0 {
+        hits.select_nth_unstable_by(k - 1, order);
+        hits.truncate(k);
+    } else if k == 0 {
+        hits.clear();
+    }
+    hits.sort_unstable_by(order);
+}
+
+/// Dot product, written in 8 independent lanes so the compiler vectorises it.
+#[inline]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let (ca, ra) = a.as_chunks::<8>();
+    let (cb, rb) = b.as_chunks::<8>();
+    for (x, y) in ca.iter().zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let tail: f32 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    acc.iter().sum::<f32>() + tail
+}
+
+/// An embedder with its cache: vectors for a snapshot's tools, and for queries.
+#[derive(Debug)]
+pub struct SemanticSearch {
+    embedder: Arc<dyn Embedder>,
+    cache: Mutex<EmbeddingCache>,
+    min_similarity: f32,
+}
+
+/// Progress of [`SemanticSearch::index`]: `(tools embedded so far, tools to embed)`.
+pub type Progress<'a> = &'a mut dyn FnMut(usize, usize);
+
+impl SemanticSearch {
+    /// The embedder with its cache file under `settings`' cache folder. Without a cache file,
+    /// `require_cache` makes this an error that says how to build one (`toolsearch index`);
+    /// otherwise an empty cache is started.
+    pub fn open(
+        embedder: Arc<dyn Embedder>,
+        settings: &EmbeddingSettings,
+        require_cache: bool,
+    ) -> Result<Self, SearchError> {
+        let path = EmbeddingCache::file_in(&settings.cache_dir(), embedder.model_id());
+        let cache = EmbeddingCache::open(&path, embedder.model_id(), embedder.dim())
+            .map_err(|e| SearchError::Unavailable(e.to_string()))?;
+        let cache = match cache {
+            Some(c) => c,
+            None if require_cache => {
+                return Err(SearchError::Unavailable(format!(
+                    "semantic and hybrid search need an embedding cache, and there is none for \
+                     model {} at {}; build it with `toolsearch index --config FILE` (or \
+                     `--catalog FILE`)",
+                    embedder.model_id(),
+                    path.display()
+                )));
+            }
+            None => EmbeddingCache::new(path, embedder.model_id(), embedder.dim()),
+        };
+        Ok(Self {
+            embedder,
+            cache: Mutex::new(cache),
+            min_similarity: settings.min_similarity(),
+        })
+    }
+
+    /// The embedder.
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    /// The least similarity of a `semantic` match.
+    pub fn min_similarity(&self) -> f32 {
+        self.min_similarity
+    }
+
+    /// The cache file.
+    pub fn cache_path(&self) -> std::path::PathBuf {
+        self.lock().path().to_owned()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, EmbeddingCache> {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Vectors of `tools`: cached ones are read, the rest embedded in batches (reporting
+    /// progress) and saved to the cache. Returns the index and how many tools were embedded.
+    pub fn index(
+        &self,
+        tools: &[ToolEntry],
+        groups: &[GroupEntry],
+        progress: Progress<'_>,
+    ) -> Result<(VectorIndex, usize), SearchError> {
+        let texts: Vec<String> = tools
+            .iter()
+            .map(|t| tool_text(t, &groups[t.group as usize]))
+            .collect();
+        let hashes: Vec<u64> = texts.iter().map(|t| text_hash(t)).collect();
+        let mut cache = self.lock();
+        let mut missing: Vec<usize> = (0..tools.len())
+            .filter(|&i| cache.get(hashes[i]).is_none())
+            .collect();
+        missing.sort_by_key(|&i| hashes[i]);
+        missing.dedup_by_key(|i| hashes[*i]);
+        let todo = missing.len();
+        progress(0, todo);
+        let fail = |e: EmbedError| SearchError::Unavailable(format!("embedding tools: {e}"));
+        let mut done = 0;
+        // Short texts with short ones: batches pad to their longest text.
+        missing.sort_by_key(|&i| texts[i].len());
+        for chunk in missing.chunks(self.embedder.batch_size().max(1)) {
+            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_str()).collect();
+            let vectors = self.embedder.embed(&batch).map_err(fail)?;
+            if vectors.len() != batch.len() || vectors.iter().any(|v| v.len() != cache.dim()) {
+                return Err(fail(EmbedError(format!(
+                    "the model returned {} vectors for {} texts, or a wrong dimension",
+                    vectors.len(),
+                    batch.len()
+                ))));
+            }
+            for (&i, v) in chunk.iter().zip(&vectors) {
+                cache.insert(hashes[i], v);
+            }
+            done += chunk.len();
+            progress(done, todo);
+        }
+        if cache.is_dirty() {
+            cache
+                .save()
+                .map_err(|e| SearchError::Unavailable(e.to_string()))?;
+        }
+        let dim = cache.dim();
+        let mut data = Vec::with_capacity(tools.len() * dim);
+        for h in &hashes {
+            data.extend_from_slice(cache.get(*h).unwrap_or(&[]));
+        }
+        Ok((VectorIndex::new(self.embedder.model_id(), dim, data), todo))
+    }
+
+    /// The unit vector of a query.
+    pub fn embed_query(&self, query: &str) -> Result<Vec<f32>, SearchError> {
+        let mut v = self
+            .embedder
+            .embed(&[query])
+            .map_err(|e| SearchError::Unavailable(format!("embedding the query: {e}")))?
+            .pop()
+            .unwrap_or_default();
+        if v.len() != self.embedder.dim() {
+            return Err(SearchError::Unavailable(format!(
+                "embedding the query: a {}-dimensional vector where {} were expected",
+                v.len(),
+                self.embedder.dim()
+            )));
+        }
+        normalize(&mut v);
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot_matches_the_plain_sum_for_any_length() {
+        for n in [0usize, 1, 7, 8, 9, 384, 385] {
+            let a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+            let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
+            let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!((dot(&a, &b) - plain).abs() < 1e-4, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn search_ranks_by_cosine_within_scope_and_threshold() {
+        // Four tools in 2-D: angles 0°, 90°, 45°, 180°.
+        let idx = VectorIndex::new("m", 2, vec![2.0, 0.0, 0.0, 5.0, 1.0, 1.0, -1.0, 0.0]);
+        let (hits, total) = idx.search(&[1.0, 0.0], 0..4, 10, -2.0);
+        assert_eq!(total, 4);
+        let order: Vec<ToolId> = hits.iter().map(|h| h.tool).collect();
+        assert_eq!(order, [0, 2, 1, 3]);
+        assert!((hits[1].score - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
+        let (hits, total) = idx.search(&[1.0, 0.0], 1..4, 1, 0.5);
+        assert_eq!(total, 1, "only the 45° tool reaches 0.5 in 1..4");
+        assert_eq!(hits[0].tool, 2);
+    }
+
+    #[test]
+    fn text_hash_is_fnv1a() {
+        assert_eq!(text_hash(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(text_hash("a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}
