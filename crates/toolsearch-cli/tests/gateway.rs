@@ -289,3 +289,71 @@ fn the_python_sdk_client_works_with_the_gateway() {
     assert!(o.status.success(), "python client failed:\n{out}\n{err}");
     assert!(out.contains("7 passed, 0 failed"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_capabilities_surface_serves_search_invoke_and_skills_over_mcp() {
+    let dir = temp_dir("caps");
+    let config = write_config(&dir);
+    let skill = dir.join("skills/notes-keeper");
+    std::fs::create_dir_all(&skill).expect("dir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: notes-keeper\ndescription: How to keep notes in text files\n---\nWrite one note per line.\n",
+    )
+    .expect("skill");
+    let text = std::fs::read_to_string(&config).expect("config");
+    std::fs::write(
+        &config,
+        format!("surface = \"capabilities\"\nskills = [\"skills\"]\n{text}"),
+    )
+    .expect("config");
+    let client = connect(&config).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        ["search_capabilities", "invoke_tool", "get_skill_content"]
+    );
+    let desc = tools[0].description.as_deref().unwrap_or_default();
+    for server in ["everything", "files", "memory"] {
+        assert!(desc.contains(server), "{desc}");
+    }
+
+    let (found, is_error) = call(
+        &client,
+        "search_capabilities",
+        json!({"query": "read the contents of a text file", "topKTools": 3}),
+    )
+    .await;
+    assert!(!is_error, "{found}");
+    let first = &found["tools"]["groups"][0];
+    assert_eq!(first["server"]["name"], "files", "{found}");
+    assert_eq!(found["skills"][0]["skillId"], "notes-keeper", "{found}");
+
+    // invoke_tool on the filesystem server, args given flat (no "args" key).
+    let notes = dir.join("files/notes.txt").display().to_string();
+    let (read, is_error) = call(
+        &client,
+        "invoke_tool",
+        json!({"toolId": "files__read_text_file", "path": notes}),
+    )
+    .await;
+    assert!(!is_error, "{read}");
+    assert!(read.to_string().contains("remember the milk"), "{read}");
+    let (echo, is_error) = call(
+        &client,
+        "invoke_tool",
+        json!({"toolId": "everything__echo", "args": {"message": "hi"}}),
+    )
+    .await;
+    assert!(!is_error && echo.to_string().contains("hi"), "{echo}");
+    let (body, is_error) = call(
+        &client,
+        "get_skill_content",
+        json!({"skillId": "notes-keeper"}),
+    )
+    .await;
+    assert!(!is_error);
+    assert_eq!(body, "Write one note per line.\n");
+    client.cancel().await.expect("close");
+}

@@ -17,7 +17,7 @@ use std::time::Duration;
 pub use endpoint::EndpointEmbedder;
 pub use local::{LocalModel, Pooling};
 use toolsearch::Settings;
-use toolsearch::config::{EmbeddingSettings, SearchMethod};
+use toolsearch::config::{EmbeddingSettings, SearchMethod, Surface};
 use toolsearch::search::semantic::{Embedder, SemanticSearch};
 
 /// Why an embedder could not be set up.
@@ -74,12 +74,17 @@ pub fn load(settings: &EmbeddingSettings) -> Result<Arc<dyn Embedder>, LoadError
 }
 
 /// The embedder and cache for searching with `method`, when it needs them (`semantic`,
-/// `hybrid`); the cache must have been built (`toolsearch index`).
+/// `hybrid`, or on the `capabilities` surface — whose calls may choose a method — whenever
+/// `[search.semantic]` names a model or endpoint); the cache must have been built
+/// (`toolsearch index`).
 pub fn semantic_search(
     settings: &Settings,
     method: SearchMethod,
 ) -> Result<Option<Arc<SemanticSearch>>, LoadError> {
-    if !matches!(method, SearchMethod::Semantic | SearchMethod::Hybrid) {
+    let dense = matches!(method, SearchMethod::Semantic | SearchMethod::Hybrid);
+    let per_call = settings.surface == Surface::Capabilities
+        && (settings.semantic.model.is_some() || settings.semantic.url.is_some());
+    if !dense && !per_call {
         return Ok(None);
     }
     let embedder = load(&settings.semantic)?;

@@ -39,6 +39,9 @@ pub enum GatewayError {
     /// The embedding model or cache of `semantic` / `hybrid` search is not usable.
     #[error("{0}")]
     Semantic(String),
+    /// The skills catalog could not be loaded.
+    #[error("{0}")]
+    Skills(String),
     /// A source kind this build does not know.
     #[error("source {0:?}: this kind of source is not supported")]
     Unsupported(String),
@@ -215,6 +218,11 @@ impl Gateway {
         let mut builder = Engine::builder().settings(config.settings).sources(all);
         if let Some(sem) = semantic {
             builder = builder.semantic(sem);
+        }
+        if !config.skills.is_empty() {
+            let skills = toolsearch::skills::Skills::load(&config.skills)
+                .map_err(|e| GatewayError::Skills(e.to_string()))?;
+            builder = builder.skills(Arc::new(skills));
         }
         if let Some(t) = config.call_timeout {
             builder = builder.call_timeout(t);

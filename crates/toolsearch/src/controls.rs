@@ -1,6 +1,7 @@
 //! The model-facing controls: their definitions, and the handlers of the discovery controls.
 
 pub(crate) mod args;
+pub mod capabilities;
 pub mod definitions;
 mod describe;
 mod discover;
@@ -8,6 +9,7 @@ mod error;
 mod groups;
 
 use crate::search::semantic::SemanticSearch;
+use crate::skills::Skills;
 use serde_json::Value;
 
 pub use definitions::{ToolDefinition, control_definitions, instructions};
@@ -66,12 +68,18 @@ pub enum Control {
     SearchProxy,
     /// `call_proxy_tool`.
     CallProxy,
+    /// `search_capabilities`.
+    SearchCapabilities,
+    /// `invoke_tool`.
+    Invoke,
+    /// `get_skill_content`.
+    GetSkill,
 }
 
 impl Control {
     /// Whether it calls a catalog tool (and so counts as two tool calls).
     pub fn is_call(self) -> bool {
-        matches!(self, Self::Call | Self::CallProxy)
+        matches!(self, Self::Call | Self::CallProxy | Self::Invoke)
     }
 }
 
@@ -90,7 +98,11 @@ pub fn control_for(settings: &Settings, name: &str) -> Option<Control> {
             (&n.search_proxy, Control::SearchProxy),
             (&n.call_proxy, Control::CallProxy),
         ],
-        Surface::Capabilities => &[],
+        Surface::Capabilities => &[
+            (&n.search_capabilities, Control::SearchCapabilities),
+            (&n.invoke, Control::Invoke),
+            (&n.get_skill, Control::GetSkill),
+        ],
     };
     table
         .iter()
@@ -104,6 +116,7 @@ pub fn run_discovery(
     dir: &Directory,
     settings: &Settings,
     semantic: Option<&SemanticSearch>,
+    skills: Option<&Skills>,
     control: Control,
     arguments: &Value,
 ) -> ControlOutput {
@@ -113,7 +126,11 @@ pub fn run_discovery(
         Control::Describe => describe::describe(dir, settings, arguments),
         Control::ListGroups => groups::list_groups(dir, settings, arguments),
         Control::SearchProxy => discover::search_proxy(dir, settings, semantic, arguments),
-        Control::Call | Control::CallProxy => Err(ToolError::new(
+        Control::SearchCapabilities => {
+            capabilities::search_capabilities(dir, settings, semantic, skills, arguments)
+        }
+        Control::GetSkill => capabilities::get_skill(settings, skills, arguments),
+        Control::Call | Control::CallProxy | Control::Invoke => Err(ToolError::new(
             "invalid_request",
             "calls go through Engine::handle; this is not a discovery control",
         )),

@@ -10,10 +10,12 @@ use tracing::Instrument;
 
 use crate::catalog::{Catalog, Directory, DirectoryError, SourceTools};
 use crate::config::{SearchMethod, Settings, Surface};
+use crate::controls::Control;
 use crate::controls::{self, ControlOutput, ToolDefinition, ToolError, args};
 use crate::dispatch::call::Target;
 use crate::dispatch::{Approval, CallInfo, CallPath, CallResult, Session};
 use crate::search::semantic::SemanticSearch;
+use crate::skills::Skills;
 
 /// Why an engine could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -40,9 +42,16 @@ pub struct EngineBuilder {
     sources: Vec<SourceTools>,
     path: CallPath,
     semantic: Option<Arc<SemanticSearch>>,
+    skills: Option<Arc<Skills>>,
 }
 
 impl EngineBuilder {
+    /// Sets the skills catalog of the `capabilities` surface.
+    pub fn skills(mut self, skills: Arc<Skills>) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
     /// Sets the settings (surface, limits, control names).
     pub fn settings(mut self, settings: Settings) -> Self {
         self.settings = settings;
@@ -102,11 +111,6 @@ impl EngineBuilder {
         if !problems.is_empty() {
             return Err(EngineError::Settings(problems));
         }
-        if settings.surface == Surface::Capabilities {
-            return Err(EngineError::Unsupported(
-                "surface \"capabilities\" is not available in this build yet; use \"toolsearch\" or \"toolproxy\"".into(),
-            ));
-        }
         let dense = matches!(
             settings.method,
             SearchMethod::Semantic | SearchMethod::Hybrid
@@ -124,9 +128,17 @@ impl EngineBuilder {
         if matches!(settings.method, SearchMethod::Bm25 | SearchMethod::Hybrid) {
             dir.bm25_index(&settings.bm25);
         }
-        if let Some(sem) = self.semantic.as_ref().filter(|_| dense) {
+        if let Some(sem) = &self.semantic {
+            // With an embedder, vectors are ready before the first query (a per-call method
+            // of the capabilities surface may use them even when the default is bm25).
             dir.vectors(sem)
                 .map_err(|e| EngineError::Unsupported(e.to_string()))?;
+            if let Some(skills) = &self.skills {
+                skills
+                    .directory()
+                    .vectors(sem)
+                    .map_err(|e| EngineError::Unsupported(e.to_string()))?;
+            }
         }
         let (tools_changed, _) = tokio::sync::watch::channel(0);
         Ok(Engine {
@@ -136,6 +148,7 @@ impl EngineBuilder {
             session: Arc::new(Session::new()),
             tools_changed,
             semantic: self.semantic,
+            skills: self.skills,
         })
     }
 }
@@ -150,6 +163,7 @@ pub struct Engine {
     /// Bumped whenever a reload changes the model-facing tool list.
     tools_changed: tokio::sync::watch::Sender<u64>,
     semantic: Option<Arc<SemanticSearch>>,
+    skills: Option<Arc<Skills>>,
 }
 
 impl Engine {
@@ -173,13 +187,43 @@ impl Engine {
         self.semantic.as_ref()
     }
 
-    fn dense_semantic(&self) -> Option<&Arc<SemanticSearch>> {
-        self.semantic.as_ref().filter(|_| {
-            matches!(
-                self.settings.method,
-                SearchMethod::Semantic | SearchMethod::Hybrid
-            )
-        })
+    /// The skills catalog, when set.
+    pub fn skills(&self) -> Option<&Arc<Skills>> {
+        self.skills.as_ref()
+    }
+
+    /// For one turn of an agent loop on the `capabilities` surface: the capability controls
+    /// plus the `k` tools that best match the user's `message` (by the configured method),
+    /// each under its canonical name (its toolId), callable directly through
+    /// [`handle`](Self::handle) in this turn.
+    pub fn turn_tools(
+        &self,
+        message: &str,
+        k: usize,
+    ) -> Result<Vec<ToolDefinition>, crate::search::SearchError> {
+        let dir = self.catalog.snapshot();
+        let mut out = controls::control_definitions(&self.settings, &dir);
+        if message.trim().is_empty() || k == 0 || dir.tools().is_empty() {
+            return Ok(out);
+        }
+        let hits = crate::search::rank(
+            &dir,
+            &self.settings,
+            self.semantic.as_deref(),
+            self.settings.method,
+            message,
+            k,
+        )?;
+        out.extend(hits.into_iter().map(|h| {
+            let t = dir.tool(h.tool);
+            ToolDefinition {
+                name: t.canonical.clone(),
+                description: t.description.clone(),
+                input_schema: Value::Object((*t.input_schema).clone()),
+                output_schema: t.output_schema.as_deref().cloned().map(Value::Object),
+            }
+        }));
+        Ok(out)
     }
 
     /// The live catalog.
@@ -198,7 +242,7 @@ impl Engine {
     pub fn reload(&self, sources: Vec<SourceTools>) -> Result<(), EngineError> {
         let dir = Directory::build(sources)?;
         check_clashes(&self.settings, &dir)?;
-        if let Some(sem) = self.dense_semantic() {
+        if let Some(sem) = &self.semantic {
             // New and changed tools are embedded now; on failure the first search retries
             // and reports it.
             if let Err(e) = dir.vectors(sem) {
@@ -254,6 +298,7 @@ impl Engine {
             &dir,
             &self.settings,
             self.semantic.as_deref(),
+            self.skills.as_deref(),
             control,
             arguments,
         ))
@@ -292,10 +337,17 @@ impl Engine {
         let control =
             controls::control_for(&self.settings, name).filter(|_| !dir.tools().is_empty());
         let direct = || dir.direct().iter().find(|d| d.def.name == name);
+        // On the capabilities surface a grouped tool is callable by its canonical name (the
+        // per-turn tools of `turn_tools`).
+        let by_canonical = || {
+            (self.settings.surface == Surface::Capabilities && control.is_none())
+                .then(|| dir.tool_by_canonical(name))
+                .flatten()
+        };
         let cost = match control {
             Some(c) if c.is_call() => 2,
             Some(_) => 1,
-            None if direct().is_some() => 1,
+            None if direct().is_some() || by_canonical().is_some() => 1,
             None => return CallResult::from_error(&self.unknown_name(&dir, name)),
         };
         if let Err(used) = session.charge(cost, self.path.max_tool_calls) {
@@ -309,29 +361,40 @@ impl Engine {
                 .with("used", used),
             );
         }
+        if let Some(id) = by_canonical() {
+            return match arguments {
+                Value::Object(args) => self.dispatch_grouped(session, &dir, id, args).await,
+                Value::Null => self.dispatch_grouped(session, &dir, id, Map::new()).await,
+                _ => CallResult::from_error(&ToolError::invalid_request(
+                    "",
+                    format!("{name} takes a JSON object of arguments"),
+                )),
+            };
+        }
         match control {
+            Some(Control::Invoke) => match self.invoke_target(&dir, name, &arguments) {
+                Ok((id, args)) => self.dispatch_grouped(session, &dir, id, args).await,
+                Err(e) => CallResult::from_error(&e),
+            },
             Some(c) if c.is_call() => match self.proxied_target(&dir, name, arguments) {
-                Ok((id, group, args)) => {
-                    let entry = dir.tool(id);
-                    let target = Target {
-                        group: Some(&group),
-                        tool: &entry.name,
-                        source: &entry.source,
-                        schema: &entry.input_schema,
-                        validator: &entry.validator,
-                        executor: entry.executor.as_ref(),
-                    };
-                    self.path.dispatch(session, target, args).await
-                }
+                Ok((id, _, args)) => self.dispatch_grouped(session, &dir, id, args).await,
                 Err(e) => CallResult::from_error(&e),
             },
             Some(c) => {
-                let out = match self.dense_semantic() {
+                let out = match &self.semantic {
                     // Embedding the query is CPU work (or a blocking request): off the executor.
                     Some(sem) => {
                         let (sem, settings) = (sem.clone(), self.settings.clone());
+                        let skills = self.skills.clone();
                         let job = tokio::task::spawn_blocking(move || {
-                            controls::run_discovery(&dir, &settings, Some(&sem), c, &arguments)
+                            controls::run_discovery(
+                                &dir,
+                                &settings,
+                                Some(&sem),
+                                skills.as_deref(),
+                                c,
+                                &arguments,
+                            )
                         });
                         match job.await {
                             Ok(out) => out,
@@ -342,7 +405,14 @@ impl Engine {
                             .into(),
                         }
                     }
-                    None => controls::run_discovery(&dir, &self.settings, None, c, &arguments),
+                    None => controls::run_discovery(
+                        &dir,
+                        &self.settings,
+                        None,
+                        self.skills.as_deref(),
+                        c,
+                        &arguments,
+                    ),
                 };
                 CallResult::text(out.json, out.is_error)
             }
@@ -371,6 +441,53 @@ impl Engine {
                 self.path.dispatch(session, target, args).await
             }
         }
+    }
+
+    async fn dispatch_grouped(
+        &self,
+        session: &Arc<Session>,
+        dir: &Directory,
+        id: u32,
+        args: Map<String, Value>,
+    ) -> CallResult {
+        let entry = dir.tool(id);
+        let group = &dir.group_of(id).name;
+        let target = Target {
+            group: Some(group),
+            tool: &entry.name,
+            source: &entry.source,
+            schema: &entry.input_schema,
+            validator: &entry.validator,
+            executor: entry.executor.as_ref(),
+        };
+        self.path.dispatch(session, target, args).await
+    }
+
+    /// Checks an `invoke_tool` call: a known `toolId` (canonical name) and its arguments.
+    fn invoke_target(
+        &self,
+        dir: &Directory,
+        control: &str,
+        arguments: &Value,
+    ) -> Result<(u32, Map<String, Value>), ToolError> {
+        let Value::Object(obj) = arguments else {
+            return Err(ToolError::invalid_request(
+                "",
+                format!("{control} takes a JSON object: {{\"toolId\": ..., \"args\": {{...}}}}"),
+            ));
+        };
+        let tool_id = args::req_str(obj, "toolId")?;
+        let Some(id) = dir.tool_by_canonical(tool_id) else {
+            return Err(ToolError::new(
+                "unknown_tool",
+                format!(
+                    "There is no tool with toolId {tool_id:?}. Call {} to find tools and use a toolId it returns, exactly.",
+                    self.settings.names.search_capabilities
+                ),
+            )
+            .with("toolId", tool_id));
+        };
+        Ok((id, controls::capabilities::invoke_args(control, obj)?))
     }
 
     /// Checks a `call_tool` envelope: exactly `group`, `tool` and an `arguments` object.

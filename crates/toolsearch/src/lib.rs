@@ -9,6 +9,7 @@ pub mod eval;
 pub mod page;
 mod parallel;
 pub mod search;
+pub mod skills;
 pub mod text;
 
 pub use catalog::{GroupSpec, SourceTools, ToolDef};

@@ -265,6 +265,11 @@ impl Directory {
         self.group_by_name.get(name).copied()
     }
 
+    /// The grouped tool with this canonical name.
+    pub fn tool_by_canonical(&self, canonical: &str) -> Option<ToolId> {
+        self.tool_by_canonical.get(canonical).copied()
+    }
+
     /// A tool by group and exact local name.
     pub fn tool_id(&self, group: &str, tool: &str) -> Option<ToolId> {
         self.group_by_name.get(group)?;

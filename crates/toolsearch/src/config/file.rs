@@ -19,6 +19,7 @@ use crate::catalog::name::{group_description_problem, group_name_problem};
 #[serde(deny_unknown_fields)]
 struct RawConfig {
     surface: Option<String>,
+    skills: Option<Vec<String>>,
     search: Option<RawSearch>,
     names: Option<RawNames>,
     limits: Option<RawLimits>,
@@ -170,6 +171,9 @@ pub struct Config {
     pub call_timeout: Option<std::time::Duration>,
     /// `[limits] max_tool_calls`: tool calls per downstream session (a proxied call counts two).
     pub max_tool_calls: Option<u64>,
+    /// `skills`: folders of Agent Skills (`SKILL.md`) for the `capabilities` surface, each a
+    /// skill folder or a folder of them; relative to the config file's folder.
+    pub skills: Vec<PathBuf>,
 }
 
 /// Why a config could not be used.
@@ -390,11 +394,25 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
             None
         }
     };
+    let skills = raw
+        .skills
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            if s.trim().is_empty() {
+                problems.push(format!("skills[{i}]: must not be empty"));
+                return None;
+            }
+            Some(base.join(s))
+        })
+        .collect();
     Config {
         settings,
         sources,
         call_timeout,
         max_tool_calls,
+        skills,
     }
 }
 

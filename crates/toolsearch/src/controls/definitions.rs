@@ -49,8 +49,70 @@ pub fn control_definitions(settings: &Settings, dir: &Directory) -> Vec<ToolDefi
     match settings.surface {
         Surface::Toolsearch => toolsearch_controls(settings),
         Surface::Toolproxy => toolproxy_controls(settings, dir),
-        Surface::Capabilities => Vec::new(),
+        Surface::Capabilities => capabilities_controls(settings, dir),
     }
+}
+
+fn capabilities_controls(settings: &Settings, dir: &Directory) -> Vec<ToolDefinition> {
+    let n = &settings.names;
+    let servers: Vec<String> = dir
+        .groups()
+        .iter()
+        .map(|g| format!("{} ({})", g.name, g.description))
+        .collect();
+    vec![
+        def(
+            &n.search_capabilities,
+            format!(
+                "Search the capabilities you can use: tools of the servers {} — and skills \
+                 (written instructions for tasks). Describe what you need to do in a few words. \
+                 Returns the best tools grouped by server, each with its toolId and inputSchema, \
+                 and the best skills; call a tool with {}, read a skill with {}.",
+                servers.join(", "),
+                n.invoke,
+                n.get_skill
+            ),
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "maxLength": MAX_QUERY_CHARS, "description": "What you need to do, in a few words."},
+                    "topKTools": {"type": "integer", "description": "How many tools (default 5, at most 50)."},
+                    "topKSkills": {"type": "integer", "description": "How many skills (default 3, at most 50)."},
+                    "method": {"type": "string", "enum": ["bm25", "semantic", "hybrid", "keyword"], "description": format!("Retrieval method (default {}).", settings.method)}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        ),
+        def(
+            &n.invoke,
+            format!(
+                "Call a tool found by {}: its toolId, and args matching its inputSchema.",
+                n.search_capabilities
+            ),
+            json!({
+                "type": "object",
+                "properties": {
+                    "toolId": {"type": "string", "description": "The toolId from the search results."},
+                    "args": {"type": "object", "description": "Arguments matching the tool's inputSchema ({} for none)."}
+                },
+                "required": ["toolId"]
+            }),
+        ),
+        def(
+            &n.get_skill,
+            format!(
+                "Read the full instructions of a skill found by {}.",
+                n.search_capabilities
+            ),
+            json!({
+                "type": "object",
+                "properties": {"skillId": {"type": "string", "description": "The skillId from the search results."}},
+                "required": ["skillId"],
+                "additionalProperties": false
+            }),
+        ),
+    ]
 }
 
 fn toolproxy_controls(settings: &Settings, dir: &Directory) -> Vec<ToolDefinition> {

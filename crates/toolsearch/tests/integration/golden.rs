@@ -12,6 +12,7 @@ struct Case {
     max_search_bytes: usize,
     control: &'static str,
     args: Value,
+    capabilities: bool,
 }
 
 fn case(name: &'static str, control: &'static str, args: Value) -> Case {
@@ -21,12 +22,46 @@ fn case(name: &'static str, control: &'static str, args: Value) -> Case {
         max_search_bytes: 32768,
         control,
         args,
+        capabilities: false,
+    }
+}
+
+/// A case on the `capabilities` surface (method bm25, its config default).
+fn caps(name: &'static str, control: &'static str, args: Value) -> Case {
+    Case {
+        capabilities: true,
+        ..case(name, control, args)
     }
 }
 
 fn cases() -> Vec<Case> {
     let long_query = "x".repeat(2049);
     vec![
+        caps(
+            "capabilities_search_payment",
+            "search_capabilities",
+            json!({"query": "refund a payment", "topKTools": 3}),
+        ),
+        caps(
+            "capabilities_search_lenient_top_k",
+            "search_capabilities",
+            json!({"query": "customer", "topKTools": true, "topKSkills": -1}),
+        ),
+        caps(
+            "capabilities_search_unknown_method",
+            "search_capabilities",
+            json!({"query": "customer", "method": "magic"}),
+        ),
+        caps(
+            "capabilities_search_unknown_key",
+            "search_capabilities",
+            json!({"query": "customer", "topK": 3}),
+        ),
+        caps(
+            "capabilities_skill_unknown",
+            "get_skill_content",
+            json!({"skillId": "pdf"}),
+        ),
         case(
             "discover_payment",
             "discover_tools",
@@ -200,9 +235,14 @@ fn control_results_match_golden_files() {
     let dir = crate_dir().join("tests/golden");
     let mut failures = Vec::new();
     for c in cases() {
-        let settings = Settings::default()
+        let mut settings = Settings::default()
             .with_max_results(c.max_results)
             .with_max_search_bytes(c.max_search_bytes);
+        if c.capabilities {
+            settings = settings
+                .with_surface(toolsearch::config::Surface::Capabilities)
+                .with_method(toolsearch::config::SearchMethod::Bm25);
+        }
         let e = engine("seed_golden.json", settings);
         let out = run(&e, c.control, c.args.clone());
         assert!(

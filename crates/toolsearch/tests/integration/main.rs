@@ -2,6 +2,7 @@
 
 mod bm25;
 mod calls;
+mod capabilities;
 mod common;
 mod golden;
 mod ranking;

@@ -1,0 +1,242 @@
+//! The skills catalog of the `capabilities` surface: folders holding a `SKILL.md` whose YAML
+//! front matter gives `name` and `description` (the Agent Skills layout).
+//!
+//! A configured path is either one skill folder (it holds `SKILL.md`) or a folder of skill
+//! folders (each child with a `SKILL.md`; other children are ignored). A skill's id is its
+//! `name`. Every problem — unreadable file, missing or malformed front matter, a missing
+//! `name` or `description`, two skills with one name — is reported with its file, all at once.
+//!
+//! Skills are ranked like tools: they are kept as a [`Directory`] of their own (one group,
+//! `skills`, one entry per skill with its name and description), so every search method works
+//! on them unchanged.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+use crate::catalog::{Directory, GroupSpec, SourceTools, ToolDef, ToolId};
+
+/// One skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Skill {
+    /// Its id: the front matter's `name`.
+    pub name: String,
+    /// When to use it: the front matter's `description`.
+    pub description: String,
+    /// The full body of `SKILL.md` after the front matter.
+    pub body: String,
+    /// The `SKILL.md` file.
+    pub path: PathBuf,
+}
+
+/// Why skills could not be loaded: every problem, each with its file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("skills: {}", .0.join("; "))]
+pub struct SkillsError(pub Vec<String>);
+
+/// A loaded skills catalog.
+#[derive(Debug)]
+pub struct Skills {
+    skills: Vec<Skill>,
+    dir: Directory,
+}
+
+/// The group name of the skills' own directory.
+const GROUP: &str = "skills";
+
+impl Skills {
+    /// Loads every skill under `paths`.
+    pub fn load(paths: &[PathBuf]) -> Result<Self, SkillsError> {
+        let mut problems = Vec::new();
+        let mut skills = Vec::new();
+        for path in paths {
+            if path.join("SKILL.md").is_file() {
+                read_skill(&path.join("SKILL.md"), &mut skills, &mut problems);
+                continue;
+            }
+            let entries = match fs::read_dir(path) {
+                Ok(e) => e,
+                Err(e) => {
+                    problems.push(format!("{}: {e}", path.display()));
+                    continue;
+                }
+            };
+            let mut children: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .map(|e| e.path().join("SKILL.md"))
+                .filter(|p| p.is_file())
+                .collect();
+            children.sort();
+            if children.is_empty() {
+                problems.push(format!(
+                    "{}: holds no SKILL.md, nor folders holding one",
+                    path.display()
+                ));
+            }
+            for file in children {
+                read_skill(&file, &mut skills, &mut problems);
+            }
+        }
+        if !problems.is_empty() {
+            return Err(SkillsError(problems));
+        }
+        Self::new(skills)
+    }
+
+    /// A catalog of these skills (names must be distinct).
+    pub fn new(mut skills: Vec<Skill>) -> Result<Self, SkillsError> {
+        skills.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut problems = Vec::new();
+        for pair in skills.windows(2) {
+            if pair[0].name == pair[1].name {
+                problems.push(format!(
+                    "{} and {}: two skills named {:?}",
+                    pair[0].path.display(),
+                    pair[1].path.display(),
+                    pair[0].name
+                ));
+            }
+        }
+        let defs = skills
+            .iter()
+            .map(|s| ToolDef::new(&s.name, &s.description))
+            .collect();
+        let source = SourceTools::grouped(
+            "skills",
+            GroupSpec::new(GROUP, "Agent skills: instructions for tasks"),
+            defs,
+        );
+        let dir = match Directory::build(if skills.is_empty() {
+            Vec::new()
+        } else {
+            vec![source]
+        }) {
+            Ok(d) => d,
+            Err(e) => {
+                problems.push(e.to_string());
+                return Err(SkillsError(problems));
+            }
+        };
+        if !problems.is_empty() {
+            return Err(SkillsError(problems));
+        }
+        Ok(Self { skills, dir })
+    }
+
+    /// Every skill, by name.
+    pub fn all(&self) -> &[Skill] {
+        &self.skills
+    }
+
+    /// The skill named `name`.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills
+            .binary_search_by(|s| s.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.skills[i])
+    }
+
+    /// The skills as a directory to search (one group, `skills`; tool names are skill ids).
+    pub fn directory(&self) -> &Directory {
+        &self.dir
+    }
+
+    /// The skill behind an entry of [`directory`](Self::directory).
+    pub fn by_id(&self, id: ToolId) -> Option<&Skill> {
+        self.get(&self.dir.tool(id).name)
+    }
+}
+
+fn read_skill(file: &Path, skills: &mut Vec<Skill>, problems: &mut Vec<String>) {
+    let at = file.display();
+    let text = match fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            problems.push(format!("{at}: {e}"));
+            return;
+        }
+    };
+    match parse_skill(&text) {
+        Ok((name, description, body)) => skills.push(Skill {
+            name,
+            description,
+            body,
+            path: file.to_owned(),
+        }),
+        Err(why) => problems.push(format!("{at}: {why}")),
+    }
+}
+
+/// Splits `SKILL.md` into its front matter's `name` and `description` and the body.
+pub fn parse_skill(text: &str) -> Result<(String, String, String), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    else {
+        return Err("does not start with a YAML front matter (a line of ---)".into());
+    };
+    let (yaml, body) = match rest.find("\n---") {
+        Some(i) => {
+            let after = &rest[i + 4..];
+            let body = after
+                .strip_prefix("\r\n")
+                .or_else(|| after.strip_prefix('\n'))
+                .unwrap_or(after);
+            (&rest[..i], body)
+        }
+        None => return Err("the front matter has no closing line of ---".into()),
+    };
+    let docs = YamlLoader::load_from_str(yaml).map_err(|e| format!("front matter: {e}"))?;
+    let doc = docs.first().cloned().unwrap_or(Yaml::Null);
+    if !matches!(doc, Yaml::Hash(_)) {
+        return Err("the front matter is not a mapping of keys".into());
+    }
+    let field = |key: &str| -> Result<String, String> {
+        match &doc[key] {
+            Yaml::String(s) if !s.trim().is_empty() => Ok(s.trim().to_owned()),
+            Yaml::BadValue => Err(format!("the front matter has no {key:?}")),
+            _ => Err(format!(
+                "the front matter's {key:?} is not a non-empty string"
+            )),
+        }
+    };
+    let name = field("name")?;
+    let description = field("description")?;
+    Ok((name, description, body.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn front_matter_gives_name_description_and_body() {
+        let (n, d, b) = parse_skill(
+            "---\nname: pdf-forms\ndescription: >\n  Fill PDF forms\n  from data.\nlicense: MIT\n---\n# PDF forms\nStep 1.\n",
+        )
+        .expect("valid");
+        assert_eq!(n, "pdf-forms");
+        assert_eq!(d, "Fill PDF forms from data.");
+        assert_eq!(b, "# PDF forms\nStep 1.\n");
+        for (text, why) in [
+            ("# no front matter", "does not start"),
+            ("---\nname: a\n", "no closing"),
+            ("---\nname: a\n---\nbody", "no \"description\""),
+            (
+                "---\nname: [1, 2]\ndescription: x\n---\n",
+                "\"name\" is not a non-empty string",
+            ),
+            ("---\n- a\n- b\n---\n", "not a mapping"),
+            (
+                "---\nname: a\ndescription: \"unterminated\n---\n",
+                "front matter:",
+            ),
+        ] {
+            let e = parse_skill(text).expect_err(text);
+            assert!(e.contains(why), "{text:?}: {e}");
+        }
+    }
+}
