@@ -85,10 +85,13 @@ pub struct ModelArgs {
     /// ~/.cache/toolsearch).
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
+    /// Longest model input in tokens (default: the config's, else the model's max_seq_length).
+    #[arg(long, value_name = "N")]
+    max_tokens: Option<usize>,
 }
 
 impl ModelArgs {
-    fn apply(&self, settings: &mut Settings) {
+    fn apply(&self, settings: &mut Settings) -> anyhow::Result<()> {
         if let Some(m) = &self.model {
             settings.semantic.model = Some(m.clone());
             settings.semantic.url = None;
@@ -96,6 +99,14 @@ impl ModelArgs {
         if let Some(d) = &self.cache_dir {
             settings.semantic.cache_dir = Some(d.clone());
         }
+        if let Some(n) = self.max_tokens {
+            settings.semantic.max_tokens = Some(n);
+        }
+        let problems = settings.problems();
+        if !problems.is_empty() {
+            bail!("{}", problems.join("; "));
+        }
+        Ok(())
     }
 }
 
@@ -151,7 +162,7 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
     }
     let explicit = a.method.as_deref().map(parse_methods).transpose()?;
     let (mut settings, dir) = load(a.config.as_deref(), a.catalog.as_deref())?;
-    a.model.apply(&mut settings);
+    a.model.apply(&mut settings)?;
     let method = match explicit.as_deref() {
         Some([m]) => *m,
         Some(_) => bail!("--method takes one method here"),
@@ -198,7 +209,7 @@ pub fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
         Some(c) => load_config(c)?.settings,
         None => Settings::default(),
     };
-    a.model.apply(&mut settings);
+    a.model.apply(&mut settings)?;
     let queries = load_queries(&a.queries, split)?;
     let mut reports = Vec::new();
     for method in methods {
@@ -299,7 +310,7 @@ fn print_table(out: &mut impl Write, reports: &[Report]) -> std::io::Result<()> 
 pub fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
     crate::init_logging();
     let (mut settings, dir) = load(a.config.as_deref(), a.catalog.as_deref())?;
-    a.model.apply(&mut settings);
+    a.model.apply(&mut settings)?;
     let loading = Instant::now();
     let embedder = toolsearch_embed::load(&settings.semantic)?;
     let load_ms = loading.elapsed().as_secs_f64() * 1e3;

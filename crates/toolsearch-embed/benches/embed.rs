@@ -47,7 +47,7 @@ fn tool_texts(set: &str, n: usize) -> Vec<String> {
     dir.tools()
         .iter()
         .take(n)
-        .map(|t| tool_text(t, &dir.groups()[t.group as usize]))
+        .map(|t| tool_text(t, &dir.groups()[t.group as usize], dir.groups().len() > 1))
         .collect()
 }
 

@@ -70,7 +70,7 @@ pub fn load(settings: &EmbeddingSettings) -> Result<Arc<dyn Embedder>, LoadError
              or url = an OpenAI-compatible /v1/embeddings endpoint"
         )));
     };
-    Ok(Arc::new(LocalModel::load(&dir)?))
+    Ok(Arc::new(LocalModel::load_with(&dir, settings.max_tokens)?))
 }
 
 /// The embedder and cache for searching with `method`, when it needs them (`semantic`,

@@ -54,6 +54,12 @@ impl LocalModel {
     /// `sentence_bert_config.json` `max_seq_length` (else 256), capped by the model's
     /// positions; padding in `tokenizer.json` is turned off (batches pad to their longest).
     pub fn load(dir: impl AsRef<Path>) -> Result<Self, LoadError> {
+        Self::load_with(dir, None)
+    }
+
+    /// [`load`](Self::load), cutting inputs at `max_tokens` instead of the model's
+    /// `max_seq_length` when given.
+    pub fn load_with(dir: impl AsRef<Path>, max_tokens: Option<usize>) -> Result<Self, LoadError> {
         let dir = dir.as_ref();
         let config_bytes = read(dir, "config.json")?;
         let config: Config = serde_json::from_slice(&config_bytes).map_err(|e| {
@@ -70,7 +76,9 @@ impl LocalModel {
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .and_then(|v| v.get("max_seq_length")?.as_u64())
-            .map_or(256, |n| n as usize)
+            .map_or(256, |n| n as usize);
+        let max_len = max_tokens
+            .unwrap_or(max_len)
             .min(config.max_position_embeddings);
         tokenizer.with_padding(None::<PaddingParams>);
         tokenizer

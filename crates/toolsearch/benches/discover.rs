@@ -14,84 +14,18 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::collections::HashSet;
 use std::hint::black_box;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-use toolsearch::catalog::{CatalogFile, Directory, parse_catalog};
+use serde_json::json;
+use toolsearch::catalog::{Directory, parse_catalog};
 use toolsearch::search::reference::rank_all;
-use toolsearch::{Engine, Settings, SourceTools};
+use toolsearch::{Engine, Settings};
 
-const DATA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/data/toolbench-stable"
-);
-
-fn base() -> &'static CatalogFile {
-    static BASE: OnceLock<CatalogFile> = OnceLock::new();
-    BASE.get_or_init(|| {
-        let text =
-            std::fs::read_to_string(format!("{DATA}/catalog.json")).expect("toolbench catalog");
-        parse_catalog("toolbench", &text).expect("valid")
-    })
-}
-
-fn queries() -> &'static [String] {
-    static Q: OnceLock<Vec<String>> = OnceLock::new();
-    Q.get_or_init(|| {
-        let text = std::fs::read_to_string(format!("{DATA}/queries.jsonl")).expect("queries");
-        text.lines()
-            .map(|l| {
-                serde_json::from_str::<Value>(l).expect("jsonl")["query"]
-                    .as_str()
-                    .expect("q")
-                    .to_owned()
-            })
-            .collect()
-    })
-}
-
-/// The catalog at `size` tools, as catalog JSON text.
-fn catalog_json(size: usize) -> String {
-    let mut groups = Vec::new();
-    let mut names = HashSet::new();
-    let mut count = 0;
-    'outer: for r in 0.. {
-        for (gi, (g, instructions, tools)) in base().groups.iter().enumerate() {
-            if count >= size {
-                break 'outer;
-            }
-            let name = if r == 0 {
-                g.name.clone()
-            } else {
-                let suffix = format!("-r{r}");
-                let keep = g.name.len().min(32 - suffix.len());
-                format!("{}{suffix}", &g.name[..keep])
-            };
-            let name = if names.insert(name.clone()) {
-                name
-            } else {
-                format!("g{gi}-r{r}")
-            };
-            let take = tools.len().min(size - count);
-            count += take;
-            let tools: Vec<Value> = tools[..take]
-                .iter()
-                .map(|t| json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema}))
-                .collect();
-            groups.push(json!({"name": name, "description": g.description, "instructions": instructions, "tools": tools}));
-        }
-    }
-    json!({"groups": groups}).to_string()
-}
-
-fn sources(size: usize) -> Vec<SourceTools> {
-    parse_catalog("bench", &catalog_json(size))
-        .expect("valid")
-        .into_sources("bench", false)
-}
+#[path = "toolbench.rs"]
+mod toolbench;
+use toolbench::{catalog_json, queries, sources};
 
 fn engine(size: usize) -> &'static Engine {
     static ENGINES: OnceLock<Vec<(usize, Engine)>> = OnceLock::new();

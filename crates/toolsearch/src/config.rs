@@ -214,6 +214,9 @@ pub struct EmbeddingSettings {
     pub api_key_env: Option<String>,
     /// The cache folder (else [`default_cache_dir`]).
     pub cache_dir: Option<PathBuf>,
+    /// Longest input of a local model, in tokens (else the model's `max_seq_length`); longer
+    /// texts are cut. Fewer tokens embed faster.
+    pub max_tokens: Option<usize>,
     /// The least cosine similarity a tool needs to be a `semantic` match (default 0.2):
     /// below it a tool is not counted in `total` nor paged to.
     pub min_similarity: Option<f32>,
@@ -384,6 +387,13 @@ impl Settings {
             if !(b.is_finite() && (0.0..=1.0).contains(b)) {
                 out.push(format!("search.bm25.b_{f}: {b} is outside 0..=1"));
             }
+        }
+        if let Some(n) = self.semantic.max_tokens
+            && !(8..=8192).contains(&n)
+        {
+            out.push(format!(
+                "search.semantic.max_tokens: {n} is outside 8..=8192"
+            ));
         }
         if let Some(m) = self.semantic.min_similarity
             && !(m.is_finite() && (-1.0..=1.0).contains(&m))

@@ -53,6 +53,7 @@ struct RawSemantic {
     api_key_env: Option<String>,
     cache_dir: Option<String>,
     min_similarity: Option<f64>,
+    max_tokens: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -324,6 +325,7 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
         e.api_key_env = sem.api_key_env.clone();
         e.cache_dir = sem.cache_dir.as_deref().map(|d| base.join(d));
         e.min_similarity = sem.min_similarity.map(|v| v as f32);
+        e.max_tokens = sem.max_tokens.map(|n| usize::try_from(n).unwrap_or(0));
     }
     if let Some(h) = &search.hybrid {
         let p = &mut settings.hybrid;

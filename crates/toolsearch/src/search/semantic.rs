@@ -43,12 +43,16 @@ pub trait Embedder: Send + Sync + fmt::Debug {
     }
 }
 
-/// The text embedded for a tool: its group, its name as words, its description and its
-/// parameters (names as words, and their descriptions).
-pub fn tool_text(tool: &ToolEntry, group: &GroupEntry) -> String {
+/// The text embedded for a tool: its name as words, its group (when `with_group`), its
+/// description and its parameters (names as words, and their descriptions).
+///
+/// [`SemanticSearch::index`] names the group only when the catalog has more than one: a group
+/// every tool shares tells them apart by nothing and only blurs their vectors (measured: the
+/// one-group metatool catalog loses 3 points nDCG@10 with it, the 811-group ToolBench gains 6).
+pub fn tool_text(tool: &ToolEntry, group: &GroupEntry, with_group: bool) -> String {
     let mut out = String::with_capacity(tool.description.len() + 64);
     push_words(&mut out, &tool.name);
-    if !group.name.is_empty() {
+    if with_group && !group.name.is_empty() {
         out.push_str(" (");
         push_words(&mut out, &group.name);
         out.push(')');
@@ -296,9 +300,10 @@ impl SemanticSearch {
         groups: &[GroupEntry],
         progress: Progress<'_>,
     ) -> Result<(VectorIndex, usize), SearchError> {
+        let with_group = groups.len() > 1;
         let texts: Vec<String> = tools
             .iter()
-            .map(|t| tool_text(t, &groups[t.group as usize]))
+            .map(|t| tool_text(t, &groups[t.group as usize], with_group))
             .collect();
         let hashes: Vec<u64> = texts.iter().map(|t| text_hash(t)).collect();
         let mut cache = self.lock();

@@ -87,10 +87,14 @@ fn embedding_settings(dir: &std::path::Path) -> EmbeddingSettings {
 fn tool_text_holds_name_words_group_description_and_parameters() {
     let dir = Directory::build(sources(FILES)).expect("directory");
     let id = dir.tool_id("fs", "read_file").expect("read_file");
-    let t = tool_text(dir.tool(id), dir.group_of(id));
+    let t = tool_text(dir.tool(id), dir.group_of(id), true);
     assert_eq!(
         t,
         "read file (fs): Read the contents of a file from disk. Parameters: path. Where the file lives"
+    );
+    assert_eq!(
+        tool_text(dir.tool(id), dir.group_of(id), false),
+        "read file: Read the contents of a file from disk. Parameters: path. Where the file lives"
     );
 }
 

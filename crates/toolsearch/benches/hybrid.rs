@@ -1,0 +1,129 @@
+//! `hybrid` and `semantic` search over 10k tools, without the query's embedding (which the
+//! model adds: see `toolsearch-embed`'s `embed` bench). The catalog is ToolBench replicated to
+//! 10,000 tools (as in the `discover` bench); its vectors are random unit vectors of MiniLM's
+//! 384 dimensions (the search cost does not depend on their values), queries are ToolBench's
+//! 765, each with a random query vector. What is timed is exactly what `semantic` / `hybrid`
+//! do per query: the cosine scan of the scope, BM25 to depth 100, and the fusion.
+//!
+//! `cargo bench -p toolsearch --bench hybrid` prints p50/p99 per query first, then divan runs.
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::hint::black_box;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use toolsearch::Settings;
+use toolsearch::catalog::Directory;
+use toolsearch::search::hybrid::{DEPTH, fuse};
+use toolsearch::search::semantic::{VectorIndex, normalize};
+
+#[path = "toolbench.rs"]
+mod toolbench;
+use toolbench::{queries, sources};
+
+const TOOLS: usize = 10_000;
+const DIM: usize = 384;
+
+/// A small deterministic generator (xorshift), so runs compare.
+fn unit_vectors(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed;
+    let mut out = Vec::with_capacity(n * DIM);
+    for _ in 0..n * DIM {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        out.push((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5);
+    }
+    out.chunks_exact_mut(DIM).for_each(normalize);
+    out
+}
+
+struct Setup {
+    dir: Directory,
+    vectors: VectorIndex,
+    qvecs: Vec<Vec<f32>>,
+    settings: Settings,
+}
+
+fn setup() -> &'static Setup {
+    static S: OnceLock<Setup> = OnceLock::new();
+    S.get_or_init(|| {
+        let dir = Directory::build(sources(TOOLS)).expect("valid");
+        let settings = Settings::default();
+        dir.bm25_index(&settings.bm25);
+        let vectors = VectorIndex::new("random", DIM, unit_vectors(dir.tools().len(), 7));
+        let qvecs = unit_vectors(queries().len(), 11)
+            .chunks_exact(DIM)
+            .map(<[f32]>::to_vec)
+            .collect();
+        Setup {
+            dir,
+            vectors,
+            qvecs,
+            settings,
+        }
+    })
+}
+
+fn hybrid(s: &Setup, i: usize) -> usize {
+    let scope = 0..s.dir.tools().len() as u32;
+    let (dense, _) = s.vectors.search(&s.qvecs[i], scope.clone(), DEPTH, -1.0);
+    let bm25 = s
+        .dir
+        .bm25_index(&s.settings.bm25)
+        .search(&queries()[i], scope, DEPTH);
+    fuse(&bm25.hits, &dense, &s.settings.hybrid, 20).0.len()
+}
+
+fn semantic(s: &Setup, i: usize) -> usize {
+    let scope = 0..s.dir.tools().len() as u32;
+    s.vectors.search(&s.qvecs[i], scope, 20, -1.0).0.len()
+}
+
+fn percentiles(f: impl Fn(&Setup, usize) -> usize) -> (Duration, Duration) {
+    let s = setup();
+    let n = queries().len();
+    for i in 0..n {
+        black_box(f(s, i));
+    }
+    let mut times: Vec<Duration> = (0..3 * n)
+        .map(|k| {
+            let t = Instant::now();
+            black_box(f(s, k % n));
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    let at = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    (at(0.5), at(0.99))
+}
+
+fn main() {
+    let s = setup();
+    println!(
+        "{} tools, {} queries (3 timed passes, search only, query embedding excluded)",
+        s.dir.tools().len(),
+        queries().len()
+    );
+    for (name, f) in [
+        ("semantic", semantic as fn(&Setup, usize) -> usize),
+        ("hybrid", hybrid),
+    ] {
+        let (p50, p99) = percentiles(f);
+        println!("{name:9} p50 {p50:>10.1?}  p99 {p99:>10.1?}");
+    }
+    divan::main();
+}
+
+#[divan::bench(args = ["semantic", "hybrid"])]
+fn search_10k(bencher: divan::Bencher, method: &str) {
+    let s = setup();
+    let f = if method == "hybrid" { hybrid } else { semantic };
+    let mut i = 0;
+    bencher.bench_local(|| {
+        i = (i + 1) % queries().len();
+        f(s, i)
+    });
+}
