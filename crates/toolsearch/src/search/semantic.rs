@@ -3,7 +3,7 @@
 //!
 //! The engine knows no model: implementations live elsewhere (`toolsearch-embed` has a local
 //! BERT-family model and an OpenAI-compatible endpoint). Vectors of tools come from an
-//! [`EmbeddingCache`](super::cache::EmbeddingCache) keyed by the model and a hash of each
+//! [`EmbeddingCache`] keyed by the model and a hash of each
 //! tool's [`tool_text`], so an unchanged tool is never embedded twice.
 
 use std::fmt;
