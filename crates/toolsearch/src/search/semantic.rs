@@ -235,6 +235,9 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 pub struct SemanticSearch {
     embedder: Arc<dyn Embedder>,
     cache: Mutex<EmbeddingCache>,
+    /// The last query and its vector: `explain` per hit, hybrid and the next page of the
+    /// same query reuse it instead of running the model again.
+    last_query: Mutex<Option<(String, Arc<[f32]>)>>,
     min_similarity: f32,
 }
 
@@ -269,6 +272,7 @@ impl SemanticSearch {
         Ok(Self {
             embedder,
             cache: Mutex::new(cache),
+            last_query: Mutex::new(None),
             min_similarity: settings.min_similarity(),
         })
     }
@@ -348,7 +352,16 @@ impl SemanticSearch {
     }
 
     /// The unit vector of a query.
-    pub fn embed_query(&self, query: &str) -> Result<Vec<f32>, SearchError> {
+    pub fn embed_query(&self, query: &str) -> Result<Arc<[f32]>, SearchError> {
+        let remembered = |slot: &Option<(String, Arc<[f32]>)>| {
+            slot.as_ref()
+                .filter(|(q, _)| q == query)
+                .map(|(_, v)| v.clone())
+        };
+        if let Some(v) = remembered(&self.last_query.lock().unwrap_or_else(|p| p.into_inner())) {
+            return Ok(v);
+        }
+        // The model runs without the lock held, so concurrent queries embed in parallel.
         let mut v = self
             .embedder
             .embed(&[query])
@@ -363,6 +376,9 @@ impl SemanticSearch {
             )));
         }
         normalize(&mut v);
+        let v: Arc<[f32]> = v.into();
+        *self.last_query.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((query.to_owned(), v.clone()));
         Ok(v)
     }
 }
