@@ -85,7 +85,7 @@ pub struct ModelArgs {
     /// ~/.cache/toolsearch).
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
-    /// Longest model input in tokens (default: the config's, else the model's max_seq_length).
+    /// Longest model input in tokens (default: the config's, else 128 or the model's max_seq_length if smaller).
     #[arg(long, value_name = "N")]
     max_tokens: Option<usize>,
 }

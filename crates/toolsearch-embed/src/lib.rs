@@ -2,20 +2,22 @@
 //! [`toolsearch::search::semantic::Embedder`]:
 //!
 //! - [`LocalModel`]: a sentence-transformers BERT-family model directory (all-MiniLM-L6-v2 by
-//!   default) run in process on the CPU with candle; nothing is downloaded at run time.
+//!   default) run in process on the CPU (our own BERT forward pass over the `gemm` crate); nothing is downloaded at run time.
 //! - [`EndpointEmbedder`]: any OpenAI-compatible `/v1/embeddings` endpoint.
 //!
 //! [`load`] builds the one a config's `[search.semantic]` names.
 
+mod bert;
 mod endpoint;
 mod local;
+mod matmul;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use endpoint::EndpointEmbedder;
-pub use local::{LocalModel, Pooling};
+pub use local::{DEFAULT_MAX_TOKENS, LocalModel, Pooling};
 use toolsearch::Settings;
 use toolsearch::config::{EmbeddingSettings, SearchMethod, Surface};
 use toolsearch::search::semantic::{Embedder, SemanticSearch};

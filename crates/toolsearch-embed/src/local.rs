@@ -1,16 +1,22 @@
-//! A sentence-transformers BERT-family model run in process with candle.
+//! A sentence-transformers BERT-family model run in process (see [`crate::bert`]).
 
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use rayon::prelude::*;
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 use toolsearch::search::semantic::{EmbedError, Embedder};
 
 use crate::LoadError;
+use crate::bert::{Bert, BertConfig};
+use crate::matmul::Threads;
+
+/// The input length used when neither the caller nor the settings give one, capped by the
+/// model's own `max_seq_length`. all-MiniLM-L6-v2 was trained on 128-token inputs; on
+/// ToolBench (long parameter texts) cutting at 128 instead of 256 measured the same nDCG@10
+/// (hybrid 0.7172 vs 0.7179, semantic 0.6157 vs 0.6164) and builds the cache 1.5× faster.
+pub const DEFAULT_MAX_TOKENS: usize = 128;
 
 /// How token vectors become one sentence vector (sentence-transformers' `1_Pooling`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,7 +36,7 @@ pub struct LocalModel {
     dim: usize,
     pooling: Pooling,
     tokenizer: Tokenizer,
-    model: BertModel,
+    model: Bert,
 }
 
 impl fmt::Debug for LocalModel {
@@ -50,19 +56,20 @@ fn read(dir: &Path, name: &str) -> Result<Vec<u8>, LoadError> {
 }
 
 impl LocalModel {
-    /// Loads the model in `dir`. The maximum input length is the directory's
-    /// `sentence_bert_config.json` `max_seq_length` (else 256), capped by the model's
-    /// positions; padding in `tokenizer.json` is turned off (batches pad to their longest).
+    /// Loads the model in `dir`. The maximum input length is [`DEFAULT_MAX_TOKENS`], or the
+    /// directory's `sentence_bert_config.json` `max_seq_length` when smaller, capped by the
+    /// model's positions; padding in `tokenizer.json` is turned off (each text is encoded
+    /// alone, at its own length).
     pub fn load(dir: impl AsRef<Path>) -> Result<Self, LoadError> {
         Self::load_with(dir, None)
     }
 
-    /// [`load`](Self::load), cutting inputs at `max_tokens` instead of the model's
-    /// `max_seq_length` when given.
+    /// [`load`](Self::load), cutting inputs at `max_tokens` when given (still capped by the
+    /// model's positions).
     pub fn load_with(dir: impl AsRef<Path>, max_tokens: Option<usize>) -> Result<Self, LoadError> {
         let dir = dir.as_ref();
         let config_bytes = read(dir, "config.json")?;
-        let config: Config = serde_json::from_slice(&config_bytes).map_err(|e| {
+        let config: BertConfig = serde_json::from_slice(&config_bytes).map_err(|e| {
             LoadError::new(format!(
                 "{}: not a BERT config: {e}",
                 dir.join("config.json").display()
@@ -76,10 +83,10 @@ impl LocalModel {
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .and_then(|v| v.get("max_seq_length")?.as_u64())
-            .map_or(256, |n| n as usize);
+            .map_or(DEFAULT_MAX_TOKENS, |n| (n as usize).min(DEFAULT_MAX_TOKENS));
         let max_len = max_tokens
             .unwrap_or(max_len)
-            .min(config.max_position_embeddings);
+            .clamp(1, config.max_position_embeddings);
         tokenizer.with_padding(None::<PaddingParams>);
         tokenizer
             .with_truncation(Some(TruncationParams {
@@ -99,13 +106,9 @@ impl LocalModel {
             });
         let weights = read(dir, "model.safetensors")?;
         let digest = digest(&[&config_bytes, &tokenizer_bytes, &weights]);
-        let device = Device::Cpu;
-        let vb =
-            VarBuilder::from_buffered_safetensors(weights, DType::F32, &device).map_err(|e| {
-                LoadError::new(format!("{}: {e}", dir.join("model.safetensors").display()))
-            })?;
-        let model = BertModel::load(vb, &config)
-            .map_err(|e| LoadError::new(format!("{}: not a BERT model: {e}", dir.display())))?;
+        let model = Bert::load(&config, &weights).map_err(|e| {
+            LoadError::new(format!("{}: {e}", dir.join("model.safetensors").display()))
+        })?;
         // The id names the weights, not the folder: a moved model keeps its cache.
         let id = format!(
             "local:bert-{}x{}@{digest:016x}:{max_len}",
@@ -126,35 +129,21 @@ impl LocalModel {
         &self.dir
     }
 
-    fn forward(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, candle_core::Error> {
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| candle_core::Error::Msg(format!("tokenizing: {e}")))?;
-        let longest = encodings.iter().map(|e| e.len()).max().unwrap_or(0).max(1);
-        let n = encodings.len();
-        let mut ids = vec![0u32; n * longest];
-        let mut mask = vec![0u32; n * longest];
-        for (i, e) in encodings.iter().enumerate() {
-            let row = i * longest;
-            ids[row..row + e.len()].copy_from_slice(e.get_ids());
-            mask[row..row + e.len()].copy_from_slice(e.get_attention_mask());
-        }
-        let device = &self.model.device;
-        let ids = Tensor::from_vec(ids, (n, longest), device)?;
-        let mask = Tensor::from_vec(mask, (n, longest), device)?;
-        let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
-        let pooled = match self.pooling {
-            Pooling::Cls => hidden.narrow(1, 0, 1)?.squeeze(1)?,
+    /// The sentence vector of one tokenized text.
+    fn encode(&self, ids: &[u32], threads: Threads) -> Result<Vec<f32>, String> {
+        let hidden = self.model.forward(ids, threads)?;
+        Ok(match self.pooling {
+            Pooling::Cls => hidden[..self.dim].to_vec(),
             Pooling::Mean => {
-                let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-                let sum = hidden.broadcast_mul(&m)?.sum(1)?;
-                let count = m.sum(1)?.clamp(1e-9, f64::MAX)?;
-                sum.broadcast_div(&count)?
+                let mut sum = vec![0.0f32; self.dim];
+                for row in hidden.chunks_exact(self.dim) {
+                    sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+                }
+                let n = (hidden.len() / self.dim).max(1) as f32;
+                sum.iter_mut().for_each(|s| *s /= n);
+                sum
             }
-        };
-        pooled.to_vec2::<f32>()
+        })
     }
 }
 
@@ -168,23 +157,36 @@ impl Embedder for LocalModel {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
-        }
-        // Similar lengths share a batch, so little padding is computed.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
-        let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(self.batch_size()) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-            let vectors = self
-                .forward(&batch)
-                .map_err(|e| EmbedError(format!("model {}: {e}", self.dir.display())))?;
-            for (&i, v) in chunk.iter().zip(vectors) {
-                out[i] = v;
+        let fail = |e: String| EmbedError(format!("model {}: {e}", self.dir.display()));
+        let ids: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|t| {
+                self.tokenizer
+                    .encode(*t, true)
+                    .map(|e| e.get_ids().to_vec())
+                    .map_err(|e| fail(format!("tokenizing: {e}")))
+            })
+            .collect::<Result<_, _>>()?;
+        match ids.as_slice() {
+            [] => Ok(Vec::new()),
+            // One text (a query): its matrix products use every core.
+            [one] => Ok(vec![self.encode(one, Threads::All).map_err(fail)?]),
+            // Several: one text per core, longest first so the cores finish together.
+            _ => {
+                let mut order: Vec<usize> = (0..ids.len()).collect();
+                order.sort_by_key(|&i| std::cmp::Reverse(ids[i].len()));
+                let vectors: Vec<(usize, Vec<f32>)> = order
+                    .par_iter()
+                    .map(|&i| Ok((i, self.encode(&ids[i], Threads::One)?)))
+                    .collect::<Result<_, String>>()
+                    .map_err(fail)?;
+                let mut out = vec![Vec::new(); ids.len()];
+                for (i, v) in vectors {
+                    out[i] = v;
+                }
+                Ok(out)
             }
         }
-        Ok(out)
     }
 
     fn batch_size(&self) -> usize {

@@ -51,7 +51,7 @@ fn embeds_meaning_and_batches_agree_with_single_texts() {
     ];
     let batch = m.embed(&texts).expect("embed");
     assert_eq!(batch.len(), 4);
-    // Padding must not change a vector: each text alone gives the same one.
+    // A batch (one text per core) and each text alone (its products over both cores) agree.
     for (t, b) in texts.iter().zip(&batch) {
         let single = m.embed(&[t]).expect("embed").remove(0);
         let cos = dot(&unit(single), &unit(b.clone()));
@@ -90,4 +90,39 @@ fn a_bad_model_directory_is_a_clear_error() {
     let bad = LocalModel::load(&dir).expect_err("an error").to_string();
     assert!(bad.contains("not a BERT config"), "{bad}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `fixtures/reference_vectors.json` holds vectors candle-transformers 0.9.2's `BertModel`
+/// (mean pooled, inputs cut at 128 tokens) gave for five texts — short, long, one letter, and
+/// one past 128 tokens. Our own forward pass must give the same vectors: not just the same
+/// direction but the same values, to float rounding.
+#[test]
+fn vectors_match_the_candle_reference() {
+    let Some(dir) = model_dir() else { return };
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/reference_vectors.json")).expect("fixture");
+    let texts: Vec<&str> = fixture["texts"]
+        .as_array()
+        .expect("texts")
+        .iter()
+        .map(|t| t.as_str().expect("text"))
+        .collect();
+    let want: Vec<Vec<f32>> = serde_json::from_value(fixture["vectors"].clone()).expect("vectors");
+    let m = LocalModel::load_with(&dir, Some(128)).expect("model");
+    // Batched (one text per core) and one by one (a query: products split over cores).
+    let batch = m.embed(&texts).expect("embed");
+    for (i, t) in texts.iter().enumerate() {
+        let single = m.embed(&[t]).expect("embed").remove(0);
+        for got in [&batch[i], &single] {
+            assert_eq!(got.len(), want[i].len());
+            let worst = got
+                .iter()
+                .zip(&want[i])
+                .map(|(g, w)| (g - w).abs())
+                .fold(0.0f32, f32::max);
+            assert!(worst < 2e-4, "{t:?}: largest difference {worst}");
+            let cos = dot(&unit(got.clone()), &unit(want[i].clone()));
+            assert!(cos > 0.99999, "{t:?}: cosine {cos}");
+        }
+    }
 }

@@ -214,8 +214,8 @@ pub struct EmbeddingSettings {
     pub api_key_env: Option<String>,
     /// The cache folder (else [`default_cache_dir`]).
     pub cache_dir: Option<PathBuf>,
-    /// Longest input of a local model, in tokens (else the model's `max_seq_length`); longer
-    /// texts are cut. Fewer tokens embed faster.
+    /// Longest input of a local model, in tokens (else 128, or the model's `max_seq_length` when
+    /// smaller); longer texts are cut. Fewer tokens embed faster.
     pub max_tokens: Option<usize>,
     /// The least cosine similarity a tool needs to be a `semantic` match (default 0.2):
     /// below it a tool is not counted in `total` nor paged to.
