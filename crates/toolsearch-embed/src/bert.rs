@@ -1,5 +1,7 @@
-//! A BERT encoder's forward pass in plain Rust: matrix products by the `gemm` crate, everything
-//! else (embeddings, layer norm, softmax, GELU, pooling) fused loops over row-major buffers.
+//! A BERT encoder's forward pass in plain Rust: matrix products by `matmul` (our AVX-512 kernel
+//! over weights packed at load, else the `gemm` crate), everything else (embeddings, layer
+//! norm, softmax, GELU, pooling) fused loops over row-major buffers, compiled for AVX2 where
+//! the CPU has it.
 //!
 //! It replaces candle's `BertModel` because it measured faster on the same weights (see
 //! `BENCHMARKS.md`, `cargo bench -p toolsearch-peers --bench encoder`): one sequence is encoded
@@ -13,7 +15,7 @@ use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
 
 use crate::LoadError;
-use crate::matmul::{Mat, MatMut, Threads, matmul};
+use crate::matmul::{Packed, Threads, matmul_packed};
 
 /// The `config.json` fields the encoder reads.
 #[derive(Debug, Deserialize)]
@@ -55,12 +57,10 @@ struct Norm {
     bias: Vec<f32>,
 }
 
-/// A linear layer, weight stored transposed: `[inputs × outputs]` row-major.
+/// A linear layer, weight stored transposed (`[inputs × outputs]`) and packed for the CPU.
 struct Linear {
-    weight: Vec<f32>,
+    weight: Packed,
     bias: Vec<f32>,
-    inputs: usize,
-    outputs: usize,
 }
 
 struct Layer {
@@ -176,10 +176,8 @@ impl<'a> Weights<'a> {
             bias.extend(self.get(&format!("{name}.bias"), &[outputs])?);
         }
         Ok(Linear {
-            weight,
+            weight: Packed::new(weight, inputs, total),
             bias,
-            inputs,
-            outputs: total,
         })
     }
 }
@@ -266,7 +264,32 @@ impl Bert {
 
     /// The last hidden layer for the token `ids` of one sequence, `[ids.len() × hidden]`
     /// row-major. `threads` splits the matrix products.
+    ///
+    /// On x86-64 CPUs with AVX2 and FMA the pass is compiled a second time for them, so the
+    /// loops outside the matrix products (attention, softmax, GELU, layer norms) run 8 lanes
+    /// wide instead of SSE2's 4; the CPU is checked once per call.
     pub(crate) fn forward(&self, ids: &[u32], threads: Threads) -> Result<Vec<f32>, String> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU has AVX2 and FMA, checked just above.
+            #[allow(unsafe_code)]
+            return unsafe { self.forward_avx2(ids, threads) };
+        }
+        self.forward_any(ids, threads)
+    }
+
+    /// [`forward_any`](Self::forward_any) compiled for AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn forward_avx2(&self, ids: &[u32], threads: Threads) -> Result<Vec<f32>, String> {
+        self.forward_any(ids, threads)
+    }
+
+    /// The pass itself; it and the loops it calls are inlined into each caller, so they are
+    /// compiled for that caller's CPU features.
+    #[inline(always)]
+    fn forward_any(&self, ids: &[u32], threads: Threads) -> Result<Vec<f32>, String> {
         let n = ids.len();
         let h = self.hidden;
         if n > self.max_positions {
@@ -290,15 +313,16 @@ impl Bert {
         }
         layer_norm(&mut x, &self.embedding_norm, self.eps);
 
-        let inter = self.layers.first().map_or(0, |l| l.up.outputs);
+        let inter = self.layers.first().map_or(0, |l| l.up.weight.cols());
         let mut qkv = vec![0.0f32; n * 3 * h];
         let mut context = vec![0.0f32; n * h];
         let mut tmp = vec![0.0f32; n * h];
         let mut up = vec![0.0f32; n * inter];
         let mut scores = vec![0.0f32; n * n];
+        let mut keys = vec![0.0f32; n * (h / self.heads)];
         for layer in &self.layers {
             linear(&x, n, &layer.qkv, &mut qkv, false, threads);
-            attention(&qkv, n, h, self.heads, &mut scores, &mut context);
+            attention(&qkv, n, h, self.heads, &mut scores, &mut keys, &mut context);
             tmp.copy_from_slice(&x);
             linear(&context, n, &layer.attention_out, &mut tmp, true, threads);
             layer_norm(&mut tmp, &layer.attention_norm, self.eps);
@@ -321,13 +345,17 @@ impl Bert {
 /// Multi-head self-attention over the `[n × 3h]` rows of Q, K and V (no mask: one sequence,
 /// unpadded): `context` gets each head's `softmax(Q_h K_hᵀ / √d) V_h` side by side. Plain loops:
 /// per head the products are tiny (`d` is 32 for MiniLM), where a GEMM call costs more than it
-/// computes.
+/// computes. Each head's keys are first copied out transposed (`keys`, `[d × n]`), so that
+/// both inner loops run along contiguous rows and vectorise; every score still sums its `d`
+/// products in order.
+#[inline(always)]
 fn attention(
     qkv: &[f32],
     n: usize,
     h: usize,
     heads: usize,
     scores: &mut [f32],
+    keys: &mut [f32],
     context: &mut [f32],
 ) {
     let d = h / heads;
@@ -335,13 +363,19 @@ fn attention(
     context.fill(0.0);
     for head in 0..heads {
         let (q0, k0, v0) = (head * d, h + head * d, 2 * h + head * d);
+        for (j, row) in qkv.chunks_exact(3 * h).enumerate() {
+            for (c, &k) in row[k0..k0 + d].iter().enumerate() {
+                keys[c * n + j] = k;
+            }
+        }
         for i in 0..n {
             let q = &qkv[i * 3 * h + q0..][..d];
             let row = &mut scores[i * n..(i + 1) * n];
-            for (j, s) in row.iter_mut().enumerate() {
-                let k = &qkv[j * 3 * h + k0..][..d];
-                *s = q.iter().zip(k).map(|(a, b)| a * b).sum::<f32>() * scale;
+            row.fill(0.0);
+            for (&qc, kc) in q.iter().zip(keys.chunks_exact(n)) {
+                row.iter_mut().zip(kc).for_each(|(s, k)| *s += qc * k);
             }
+            row.iter_mut().for_each(|s| *s *= scale);
             softmax(row);
             let out = &mut context[i * h + q0..][..d];
             for (j, &p) in row.iter().enumerate() {
@@ -353,24 +387,19 @@ fn attention(
 }
 
 /// `out = x·W + b` for `n` rows, or `out += x·W + b` when `accumulate` (a residual).
+#[inline(always)]
 fn linear(x: &[f32], n: usize, l: &Linear, out: &mut [f32], accumulate: bool, threads: Threads) {
-    for row in out.chunks_exact_mut(l.outputs) {
+    for row in out.chunks_exact_mut(l.weight.cols()) {
         if accumulate {
             row.iter_mut().zip(&l.bias).for_each(|(o, b)| *o += b);
         } else {
             row.copy_from_slice(&l.bias);
         }
     }
-    matmul(
-        MatMut::new(out, n, l.outputs),
-        Mat::new(x, n, l.inputs),
-        Mat::new(&l.weight, l.inputs, l.outputs),
-        1.0,
-        true,
-        threads,
-    );
+    matmul_packed(out, x, n, &l.weight, threads);
 }
 
+#[inline(always)]
 fn layer_norm(x: &mut [f32], norm: &Norm, eps: f32) {
     let h = norm.weight.len();
     for row in x.chunks_exact_mut(h) {
@@ -383,21 +412,50 @@ fn layer_norm(x: &mut [f32], norm: &Norm, eps: f32) {
     }
 }
 
+#[inline(always)]
 fn softmax(row: &mut [f32]) {
     let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
-    for v in row.iter_mut() {
-        *v = (*v - max).exp();
-        sum += *v;
+    row.iter_mut().for_each(|v| *v = exp_neg(*v - max));
+    // Eight running sums, so the reduction vectorises too.
+    let mut lanes = [0.0f32; 8];
+    let mut chunks = row.chunks_exact(8);
+    for c in &mut chunks {
+        lanes.iter_mut().zip(c).for_each(|(l, v)| *l += v);
     }
+    let sum = lanes.iter().sum::<f32>() + chunks.remainder().iter().sum::<f32>();
     let inv = 1.0 / sum;
     row.iter_mut().for_each(|v| *v *= inv);
 }
 
+/// `eˣ` for `x ≤ 0` (softmax after subtracting the row maximum), branch-free so the loop
+/// vectorises (`f32::exp` is a libm call per value): `x = k·ln 2 + r` with `|r| ≤ ln 2 / 2`,
+/// `eʳ` by Cephes' `expf` polynomial, `2ᵏ` through the exponent bits. Within 2 ulp of
+/// `f32::exp`; below `e⁻⁸⁷` (under 2⁻¹²⁵) it returns `e⁻⁸⁷`, which a softmax sum cannot tell
+/// from 0.
+#[inline(always)]
+fn exp_neg(x: f32) -> f32 {
+    // 1.5·2²³: adding and subtracting it rounds to the nearest integer without a libm call.
+    const ROUND: f32 = 12_582_912.0;
+    let x = x.clamp(-87.0, 0.0);
+    let k = (x * std::f32::consts::LOG2_E + ROUND) - ROUND;
+    // ln 2 in two parts, so that x − k·ln 2 loses nothing.
+    let r = x - k * 0.693_359_4 - k * -2.121_944_4e-4;
+    let mut p = 1.987_569_1e-4_f32;
+    p = p * r + 1.398_199_9e-3;
+    p = p * r + 8.333_452e-3;
+    p = p * r + 4.166_579_6e-2;
+    p = p * r + 0.166_666_65;
+    p = p * r + 0.5;
+    let e = p * r * r + r + 1.0;
+    e * f32::from_bits(((k as i32 + 127) as u32) << 23)
+}
+
+#[inline(always)]
 fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
+#[inline(always)]
 fn gelu_tanh(x: f32) -> f32 {
     const C: f32 = 0.797_884_6; // √(2/π)
     0.5 * x * (1.0 + (C * (x + 0.044_715 * x * x * x)).tanh())
@@ -406,6 +464,7 @@ fn gelu_tanh(x: f32) -> f32 {
 /// The error function in single precision: a rational approximation on [-4, 4] (beyond it
 /// erf is ±1 in f32), branch-free so the GELU loop vectorises (plain `*` and `+`: `mul_add`
 /// is a libm call on CPUs not known at compile time to have FMA). Error below 1e-6.
+#[inline(always)]
 fn erf(x: f32) -> f32 {
     let x = x.clamp(-4.0, 4.0);
     let x2 = x * x;
@@ -446,6 +505,21 @@ mod tests {
             let got = f64::from(erf(x));
             assert!((got - want).abs() < 1e-6, "erf({x}) = {got}, want {want}");
         }
+    }
+
+    #[test]
+    fn exp_neg_matches_the_libm_exp() {
+        let mut x = 0.0f32;
+        while x > -87.0 {
+            let (got, want) = (exp_neg(x), x.exp());
+            assert!(
+                (got - want).abs() <= 2.5e-7 * want,
+                "e^{x}: {got} vs {want}"
+            );
+            x -= 0.013_7;
+        }
+        assert_eq!(exp_neg(0.0), 1.0);
+        assert!(exp_neg(-1000.0) < 1e-37 && exp_neg(f32::NEG_INFINITY) < 1e-37);
     }
 
     #[test]
