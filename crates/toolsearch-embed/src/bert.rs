@@ -1,7 +1,7 @@
-//! A BERT encoder's forward pass in plain Rust: matrix products by `matmul` (our AVX-512 kernel
-//! over weights packed at load, else the `gemm` crate), everything else (embeddings, layer
-//! norm, softmax, GELU, pooling) fused loops over row-major buffers, compiled for AVX2 where
-//! the CPU has it.
+//! A BERT encoder's forward pass in plain Rust: matrix products by `matmul` (our AVX-512 or
+//! AVX2 kernel over weights packed at load, else the `gemm` crate), everything else
+//! (embeddings, layer norm, softmax, GELU, pooling) fused loops over row-major buffers,
+//! compiled for AVX2 where the CPU has it.
 //!
 //! It replaces candle's `BertModel` because it measured faster on the same weights (see
 //! `BENCHMARKS.md`, `cargo bench -p toolsearch-peers --bench encoder`): one sequence is encoded

@@ -2,12 +2,13 @@
 //!
 //! - [`matmul`] goes through the `gemm` crate, which takes raw pointers and strides, so the
 //!   views here check every extent against their slices before the call.
-//! - [`matmul_packed`] multiplies by a weight matrix prepared once ([`Packed`]). On CPUs with
-//!   AVX-512F the weights are cut into 32-column panels and our own kernel runs: 12 rows × 32
-//!   columns of the output stay in 24 registers while a panel streams through, and no packing
-//!   happens per call (gemm repacks its right-hand side every time, which dominates at the
-//!   10–128 rows one text has). Elsewhere it falls back to [`matmul`]. The kernel only reads
-//!   and writes inside slices whose lengths are asserted before it runs.
+//! - [`matmul_packed`] multiplies by a weight matrix prepared once ([`Packed`]). On x86-64 CPUs
+//!   with AVX-512F (or AVX2 and FMA) the weights are cut into 32- (16-) column panels and our
+//!   own kernel runs: 12 (6) rows × one panel of the output stay in registers while the panel
+//!   streams through, and nothing is repacked per call (gemm repacks its right-hand side every
+//!   time, which dominates at the 10–128 rows one text has). Elsewhere it falls back to
+//!   [`matmul`]. The kernels only read and write inside slices whose lengths are asserted
+//!   before they run.
 #![allow(unsafe_code)]
 
 /// How many threads a product may use.
@@ -152,23 +153,71 @@ pub(crate) fn matmul(
     }
 }
 
-/// Columns per panel of a packed matrix: two AVX-512 registers of `f32`.
-const PANEL: usize = 32;
+/// Which product a [`Packed`] matrix is laid out for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kernel {
+    /// Row-major, multiplied by `gemm` (any CPU).
+    Gemm,
+    /// 16-column panels for our AVX2/FMA kernel (6 rows × 16 columns in 12 registers).
+    Avx2,
+    /// 32-column panels for our AVX-512F kernel (12 rows × 32 columns in 24 registers).
+    Avx512,
+}
 
-/// Output rows the kernel keeps in registers: 2·12 accumulators, 2 panel loads and a broadcast
-/// fit the 32 AVX-512 registers.
-const ROWS: usize = 12;
+impl Kernel {
+    /// The fastest kernel this CPU runs.
+    pub(crate) fn best() -> Self {
+        [Self::Avx512, Self::Avx2]
+            .into_iter()
+            .find(|k| k.available())
+            .unwrap_or(Self::Gemm)
+    }
+
+    /// Whether this CPU runs the kernel.
+    pub(crate) fn available(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            match self {
+                Self::Gemm => true,
+                Self::Avx2 => has!("avx2") && has!("fma"),
+                Self::Avx512 => has!("avx512f"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == Self::Gemm
+        }
+    }
+
+    /// Columns per panel (`None`: row-major).
+    fn panel(self) -> Option<usize> {
+        match self {
+            Self::Gemm => None,
+            Self::Avx2 => Some(16),
+            Self::Avx512 => Some(32),
+        }
+    }
+
+    /// Output rows one kernel call keeps in registers.
+    fn rows(self) -> usize {
+        match self {
+            Self::Gemm | Self::Avx2 => 6,
+            Self::Avx512 => 12,
+        }
+    }
+}
 
 /// A weight matrix `W` (`[k × n]`) prepared once for many products `x·W`.
 ///
-/// With AVX-512F it is stored as ⌈n/32⌉ panels of 32 columns, each `k` rows of 32 consecutive
-/// values (the last panel padded with zeros), the order the kernel reads it in; otherwise it
-/// stays row-major for `gemm`.
+/// For our kernels it is stored as ⌈n/p⌉ panels of `p` columns (32 for AVX-512, 16 for AVX2),
+/// each `k` rows of `p` consecutive values (the last panel padded with zeros), the order the
+/// kernel reads it in; for `gemm` it stays row-major.
 pub(crate) struct Packed {
     k: usize,
     n: usize,
     data: Vec<f32>,
-    panels: bool,
+    kernel: Kernel,
 }
 
 impl std::fmt::Debug for Packed {
@@ -176,52 +225,42 @@ impl std::fmt::Debug for Packed {
         f.debug_struct("Packed")
             .field("k", &self.k)
             .field("n", &self.n)
-            .field("panels", &self.panels)
+            .field("kernel", &self.kernel)
             .finish_non_exhaustive()
     }
 }
 
-/// Whether this CPU runs the AVX-512 kernel.
-pub(crate) fn has_avx512() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
 impl Packed {
-    /// Prepares row-major `w` (`[k × n]`) for the best product this CPU has.
+    /// Prepares row-major `w` (`[k × n]`) for the best kernel this CPU has.
     pub(crate) fn new(w: Vec<f32>, k: usize, n: usize) -> Self {
-        Self::with_panels(w, k, n, has_avx512())
+        Self::for_kernel(w, k, n, Kernel::best())
     }
 
-    /// Prepares `w` for the AVX-512 kernel when `panels` (which needs a CPU with AVX-512F),
-    /// for `gemm` otherwise.
+    /// Prepares row-major `w` (`[k × n]`) for `kernel`.
     ///
     /// # Panics
-    /// When `w` is not `k·n` long, or `panels` is asked on a CPU without AVX-512F.
-    pub(crate) fn with_panels(w: Vec<f32>, k: usize, n: usize, panels: bool) -> Self {
+    /// When `w` is not `k·n` long, or this CPU cannot run `kernel`.
+    pub(crate) fn for_kernel(w: Vec<f32>, k: usize, n: usize, kernel: Kernel) -> Self {
         assert_eq!(w.len(), k * n, "a {k}×{n} matrix has {} values", k * n);
-        if !panels {
+        assert!(
+            kernel.available(),
+            "this CPU cannot run the {kernel:?} kernel"
+        );
+        let Some(p) = kernel.panel() else {
             return Self {
                 k,
                 n,
                 data: w,
-                panels,
+                kernel,
             };
-        }
-        assert!(has_avx512(), "the packed kernel needs AVX-512F");
-        let mut data = vec![0.0; n.div_ceil(PANEL) * k * PANEL];
+        };
+        let mut data = vec![0.0; n.div_ceil(p) * k * p];
         for (i, row) in w.chunks_exact(n.max(1)).enumerate() {
             for (j, &v) in row.iter().enumerate() {
-                data[(j / PANEL) * k * PANEL + i * PANEL + j % PANEL] = v;
+                data[(j / p) * k * p + i * p + j % p] = v;
             }
         }
-        Self { k, n, data, panels }
+        Self { k, n, data, kernel }
     }
 
     /// Columns of `W` (the outputs of `x·W`).
@@ -241,7 +280,7 @@ pub(crate) fn matmul_packed(out: &mut [f32], x: &[f32], m: usize, w: &Packed, th
     if m == 0 || n == 0 || k == 0 {
         return;
     }
-    if !w.panels {
+    if w.kernel == Kernel::Gemm {
         matmul(
             MatMut::new(out, m, n),
             Mat::new(x, m, k),
@@ -254,7 +293,9 @@ pub(crate) fn matmul_packed(out: &mut [f32], x: &[f32], m: usize, w: &Packed, th
     }
     let parts = match threads {
         Threads::One => 1,
-        Threads::All => rayon::current_num_threads().min(m.div_ceil(ROWS)).max(1),
+        Threads::All => rayon::current_num_threads()
+            .min(m.div_ceil(w.kernel.rows()))
+            .max(1),
     };
     if parts == 1 {
         packed_rows(out, x, m, w);
@@ -268,15 +309,16 @@ pub(crate) fn matmul_packed(out: &mut [f32], x: &[f32], m: usize, w: &Packed, th
         .for_each(|(out, x)| packed_rows(out, x, x.len() / k, w));
 }
 
-/// The AVX-512 product over all panels of `w` for the `m` rows of `x` (shapes checked by the
-/// caller).
+/// Our kernel over all panels of `w` for the `m` rows of `x` (shapes checked by the caller).
 fn packed_rows(out: &mut [f32], x: &[f32], m: usize, w: &Packed) {
+    debug_assert!(x.len() == m * w.k && out.len() == m * w.n);
     #[cfg(target_arch = "x86_64")]
-    {
-        debug_assert!(w.panels && x.len() == m * w.k && out.len() == m * w.n);
-        // SAFETY: `w.panels` is only set after `has_avx512()` returned true (asserted in
-        // `Packed::with_panels`), so the CPU runs AVX-512F code.
-        unsafe { avx512::rows(out, x, m, w) }
+    match w.kernel {
+        // SAFETY: `Packed::for_kernel` asserted that this CPU runs the kernel.
+        Kernel::Avx512 => unsafe { x86::rows_avx512(out, x, m, w) },
+        // SAFETY: as above.
+        Kernel::Avx2 => unsafe { x86::rows_avx2(out, x, m, w) },
+        Kernel::Gemm => unreachable!("gemm matrices are multiplied by gemm"),
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -285,114 +327,225 @@ fn packed_rows(out: &mut [f32], x: &[f32], m: usize, w: &Packed) {
     }
 }
 
+/// The kernels. Each keeps `R` output rows × one panel in registers while the panel streams
+/// through once, then adds them to `out` with masked loads and stores (the last panel may be
+/// narrower than its registers).
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
+mod x86 {
     use std::arch::x86_64::{
-        __m512, _mm512_add_ps, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_mask_storeu_ps,
-        _mm512_maskz_loadu_ps, _mm512_set1_ps, _mm512_setzero_ps,
+        __m256, __m256i, __m512, _mm256_add_ps, _mm256_cmpgt_epi32, _mm256_fmadd_ps,
+        _mm256_loadu_ps, _mm256_maskload_ps, _mm256_maskstore_ps, _mm256_set1_epi32,
+        _mm256_set1_ps, _mm256_setr_epi32, _mm256_setzero_ps, _mm512_add_ps, _mm512_fmadd_ps,
+        _mm512_loadu_ps, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_set1_ps,
+        _mm512_setzero_ps,
     };
 
-    use super::{PANEL, Packed, ROWS};
+    use super::Packed;
 
-    /// `out += x·W` for `m` rows, panel by panel, [`ROWS`] rows at a time.
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512F; `w` must be packed in panels, `x` `m·k` long and `out`
-    /// `m·n` long.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn rows(out: &mut [f32], x: &[f32], m: usize, w: &Packed) {
+    /// Checks the shapes, then runs `kernel(rows, a, panel, c, width)` for every panel and
+    /// every block of up to `block` rows: `a` holds the block's rows of `x`, `c` runs from
+    /// the block's first output value in the panel's columns to its last row's
+    /// `width`-th one.
+    fn blocks(
+        out: &mut [f32],
+        x: &[f32],
+        m: usize,
+        w: &Packed,
+        panel_width: usize,
+        block: usize,
+        mut kernel: impl FnMut(usize, &[f32], &[f32], &mut [f32], usize),
+    ) {
         let (k, n) = (w.k, w.n);
-        assert!(
-            x.len() == m * k && out.len() == m * n && w.data.len() >= n.div_ceil(PANEL) * k * PANEL
-        );
-        for (p, panel) in w.data.chunks_exact(k * PANEL).enumerate() {
-            let col = p * PANEL;
-            let width = (n - col).min(PANEL);
+        assert!(x.len() == m * k && out.len() == m * n);
+        assert!(w.data.len() == n.div_ceil(panel_width) * k * panel_width);
+        for (p, panel) in w.data.chunks_exact(k * panel_width).enumerate() {
+            let col = p * panel_width;
+            let width = (n - col).min(panel_width);
             let mut r = 0;
             while r < m {
-                let rows = (m - r).min(ROWS);
+                let rows = (m - r).min(block);
                 let a = &x[r * k..(r + rows) * k];
-                // From (r, col) to the end of row r + rows − 1's panel columns.
                 let c = &mut out[r * n + col..(r + rows - 1) * n + col + width];
-                // SAFETY: AVX-512F as this function requires; `a` holds `rows` rows of `k`,
-                // `panel` `k` rows of 32, and `c` reaches column `col + width` of its last row.
-                unsafe {
-                    match rows {
-                        12 => kernel::<12>(a, panel, c, k, n, width),
-                        11 => kernel::<11>(a, panel, c, k, n, width),
-                        10 => kernel::<10>(a, panel, c, k, n, width),
-                        9 => kernel::<9>(a, panel, c, k, n, width),
-                        8 => kernel::<8>(a, panel, c, k, n, width),
-                        7 => kernel::<7>(a, panel, c, k, n, width),
-                        6 => kernel::<6>(a, panel, c, k, n, width),
-                        5 => kernel::<5>(a, panel, c, k, n, width),
-                        4 => kernel::<4>(a, panel, c, k, n, width),
-                        3 => kernel::<3>(a, panel, c, k, n, width),
-                        2 => kernel::<2>(a, panel, c, k, n, width),
-                        _ => kernel::<1>(a, panel, c, k, n, width),
-                    }
-                }
+                kernel(rows, a, panel, c, width);
                 r += rows;
             }
         }
     }
 
-    /// `c[r][0..width] += Σᵢ a[r][i] · panel[i][0..width]` for `R` rows; `c`'s rows are `n`
-    /// apart.
+    /// `out += x·W` with the AVX-512 kernel, 12 rows at a time.
     ///
     /// # Safety
-    /// AVX-512F; `a.len() == R·k`, `panel.len() == 32·k`, `width ≤ 32` and
-    /// `c.len() == (R − 1)·n + width`.
+    /// The CPU must support AVX-512F and `w` be packed for it.
     #[target_feature(enable = "avx512f")]
-    #[inline]
-    unsafe fn kernel<const R: usize>(
-        a: &[f32],
-        panel: &[f32],
-        c: &mut [f32],
-        k: usize,
-        n: usize,
-        width: usize,
-    ) {
-        debug_assert!(a.len() == R * k && panel.len() == PANEL * k && width <= PANEL);
-        debug_assert!(c.len() == (R - 1) * n + width);
-        let mut acc = [[_mm512_setzero_ps(); 2]; R];
-        let (a, b) = (a.as_ptr(), panel.as_ptr());
-        for i in 0..k {
-            // SAFETY: i < k, so the panel row i (32 values) and a[r·k + i] lie in the slices.
+    pub(super) unsafe fn rows_avx512(out: &mut [f32], x: &[f32], m: usize, w: &Packed) {
+        let (k, n) = (w.k, w.n);
+        blocks(out, x, m, w, 32, 12, |rows, a, b, c, width| {
+            // SAFETY: AVX-512F as this function requires; `blocks` hands `rows` rows of `a`,
+            // a `k × 32` panel and a `c` reaching column `width` of its last row.
             unsafe {
-                let b0 = _mm512_loadu_ps(b.add(i * PANEL));
-                let b1 = _mm512_loadu_ps(b.add(i * PANEL + 16));
-                for (r, acc) in acc.iter_mut().enumerate() {
-                    let v = _mm512_set1_ps(*a.add(r * k + i));
-                    acc[0] = _mm512_fmadd_ps(v, b0, acc[0]);
-                    acc[1] = _mm512_fmadd_ps(v, b1, acc[1]);
+                match rows {
+                    12 => k512::<12>(a, b, c, k, n, width),
+                    11 => k512::<11>(a, b, c, k, n, width),
+                    10 => k512::<10>(a, b, c, k, n, width),
+                    9 => k512::<9>(a, b, c, k, n, width),
+                    8 => k512::<8>(a, b, c, k, n, width),
+                    7 => k512::<7>(a, b, c, k, n, width),
+                    6 => k512::<6>(a, b, c, k, n, width),
+                    5 => k512::<5>(a, b, c, k, n, width),
+                    4 => k512::<4>(a, b, c, k, n, width),
+                    3 => k512::<3>(a, b, c, k, n, width),
+                    2 => k512::<2>(a, b, c, k, n, width),
+                    _ => k512::<1>(a, b, c, k, n, width),
                 }
             }
-        }
-        let lo = width.min(16);
-        let hi = width - lo;
-        let (m0, m1) = (mask(lo), mask(hi));
-        let c = c.as_mut_ptr();
-        for (r, acc) in acc.iter().enumerate() {
-            // SAFETY: row r's first `width` values end at r·n + width ≤ c.len(); the masks
-            // keep loads and stores to those values.
+        });
+    }
+
+    /// `out += x·W` with the AVX2 kernel, 6 rows at a time.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA and `w` be packed for them.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn rows_avx2(out: &mut [f32], x: &[f32], m: usize, w: &Packed) {
+        let (k, n) = (w.k, w.n);
+        blocks(out, x, m, w, 16, 6, |rows, a, b, c, width| {
+            // SAFETY: AVX2 and FMA as this function requires; `blocks` hands `rows` rows of
+            // `a`, a `k × 16` panel and a `c` reaching column `width` of its last row.
             unsafe {
-                let p = c.add(r * n);
-                let v0: __m512 = _mm512_maskz_loadu_ps(m0, p);
-                _mm512_mask_storeu_ps(p, m0, _mm512_add_ps(v0, acc[0]));
-                let v1 = _mm512_maskz_loadu_ps(m1, p.add(16));
-                _mm512_mask_storeu_ps(p.add(16), m1, _mm512_add_ps(v1, acc[1]));
+                match rows {
+                    6 => k256::<6>(a, b, c, k, n, width),
+                    5 => k256::<5>(a, b, c, k, n, width),
+                    4 => k256::<4>(a, b, c, k, n, width),
+                    3 => k256::<3>(a, b, c, k, n, width),
+                    2 => k256::<2>(a, b, c, k, n, width),
+                    _ => k256::<1>(a, b, c, k, n, width),
+                }
             }
+        });
+    }
+
+    /// Defines a kernel `$name::<R>(a, panel, c, k, n, width)`:
+    /// `c[r][0..width] += Σᵢ a[r][i] · panel[i][0..width]` for `R` rows, `c`'s rows `n` apart,
+    /// on panels of two `$lanes`-lane registers; `$add_to(p, width, v0, v1)` adds the two
+    /// registers to the first `width` values at `p`.
+    ///
+    /// Safety of the kernel: the CPU has `$feature`; `a.len() == R·k`,
+    /// `panel.len() == 2·$lanes·k`, `width ≤ 2·$lanes` and `c.len() == (R − 1)·n + width`.
+    macro_rules! panel_kernel {
+        ($name:ident, $feature:literal, $lanes:literal, $zero:ident, $load:ident, $splat:ident,
+         $fmadd:ident, $add_to:ident) => {
+            #[target_feature(enable = $feature)]
+            #[inline]
+            unsafe fn $name<const R: usize>(
+                a: &[f32],
+                panel: &[f32],
+                c: &mut [f32],
+                k: usize,
+                n: usize,
+                width: usize,
+            ) {
+                const P: usize = 2 * $lanes;
+                debug_assert!(a.len() == R * k && panel.len() == P * k && width <= P);
+                debug_assert!(c.len() == (R - 1) * n + width);
+                let mut acc = [[$zero(); 2]; R];
+                let (a, b) = (a.as_ptr(), panel.as_ptr());
+                for i in 0..k {
+                    // SAFETY: i < k, so panel row i (P values) and a[r·k + i] lie in the
+                    // slices.
+                    unsafe {
+                        let b0 = $load(b.add(i * P));
+                        let b1 = $load(b.add(i * P + $lanes));
+                        for (r, acc) in acc.iter_mut().enumerate() {
+                            let v = $splat(*a.add(r * k + i));
+                            acc[0] = $fmadd(v, b0, acc[0]);
+                            acc[1] = $fmadd(v, b1, acc[1]);
+                        }
+                    }
+                }
+                let c = c.as_mut_ptr();
+                for (r, acc) in acc.iter().enumerate() {
+                    // SAFETY: row r's first `width` values end at r·n + width ≤ c.len(), and
+                    // `$add_to` touches only those.
+                    unsafe { $add_to(c.add(r * n), width, acc[0], acc[1]) }
+                }
+            }
+        };
+    }
+
+    panel_kernel!(
+        k512,
+        "avx512f",
+        16,
+        _mm512_setzero_ps,
+        _mm512_loadu_ps,
+        _mm512_set1_ps,
+        _mm512_fmadd_ps,
+        add_to_512
+    );
+    panel_kernel!(
+        k256,
+        "avx2,fma",
+        8,
+        _mm256_setzero_ps,
+        _mm256_loadu_ps,
+        _mm256_set1_ps,
+        _mm256_fmadd_ps,
+        add_to_256
+    );
+
+    /// Adds `v0` and `v1` (32 lanes) to the first `width` values at `p`, through masks.
+    ///
+    /// # Safety
+    /// AVX-512F; `p` valid for reads and writes of `width` values.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn add_to_512(p: *mut f32, width: usize, v0: __m512, v1: __m512) {
+        let lo = width.min(16);
+        let (m0, m1) = (mask16(lo), mask16(width - lo));
+        // SAFETY: the masks keep every access to the first `width` values.
+        unsafe {
+            let c0 = _mm512_maskz_loadu_ps(m0, p);
+            _mm512_mask_storeu_ps(p, m0, _mm512_add_ps(c0, v0));
+            let c1 = _mm512_maskz_loadu_ps(m1, p.add(16));
+            _mm512_mask_storeu_ps(p.add(16), m1, _mm512_add_ps(c1, v1));
+        }
+    }
+
+    /// Adds `v0` and `v1` (16 lanes) to the first `width` values at `p`, through masks.
+    ///
+    /// # Safety
+    /// AVX2; `p` valid for reads and writes of `width` values.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn add_to_256(p: *mut f32, width: usize, v0: __m256, v1: __m256) {
+        let lo = width.min(8);
+        let (m0, m1) = (mask8(lo), mask8(width - lo));
+        // SAFETY: the masks keep every access to the first `width` values.
+        unsafe {
+            let c0 = _mm256_maskload_ps(p, m0);
+            _mm256_maskstore_ps(p, m0, _mm256_add_ps(c0, v0));
+            let c1 = _mm256_maskload_ps(p.add(8), m1);
+            _mm256_maskstore_ps(p.add(8), m1, _mm256_add_ps(c1, v1));
         }
     }
 
     /// The lanes `0..count` of a 16-lane mask (`count ≤ 16`).
-    fn mask(count: usize) -> u16 {
+    fn mask16(count: usize) -> u16 {
         if count >= 16 {
             u16::MAX
         } else {
             (1u16 << count) - 1
         }
+    }
+
+    /// The lanes `0..count` of an 8-lane mask (`count ≤ 8`): all ones where the lane index is
+    /// below `count`.
+    #[target_feature(enable = "avx2")]
+    fn mask8(count: usize) -> __m256i {
+        _mm256_cmpgt_epi32(
+            _mm256_set1_epi32(count as i32),
+            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+        )
     }
 }
 
@@ -441,12 +594,11 @@ mod tests {
 
     #[test]
     fn packed_products_match_the_naive_loop_at_every_edge() {
-        let layouts: &[bool] = if has_avx512() {
-            &[false, true]
-        } else {
-            eprintln!("no AVX-512F here: only the gemm layout is checked");
-            &[false]
-        };
+        let kernels: Vec<Kernel> = [Kernel::Gemm, Kernel::Avx2, Kernel::Avx512]
+            .into_iter()
+            .filter(|k| k.available())
+            .collect();
+        eprintln!("kernels this CPU runs: {kernels:?}");
         // Rows around the 12-row block, columns around the 32-column panel, odd depths.
         for &(m, k, n) in &[
             (1, 1, 1),
@@ -464,8 +616,8 @@ mod tests {
             let start = values(m * n, 3);
             let mut want = start.clone();
             naive(&x, &w, m, k, n, &mut want);
-            for &panels in layouts {
-                let packed = Packed::with_panels(w.clone(), k, n, panels);
+            for &kernel in &kernels {
+                let packed = Packed::for_kernel(w.clone(), k, n, kernel);
                 assert_eq!(packed.cols(), n);
                 for threads in [Threads::One, Threads::All] {
                     let mut out = start.clone();
@@ -473,7 +625,7 @@ mod tests {
                     for (i, (o, e)) in out.iter().zip(&want).enumerate() {
                         assert!(
                             (o - e).abs() <= 1e-4 * (1.0 + e.abs()),
-                            "{m}×{k}·{k}×{n} panels={panels} {threads:?}: [{i}] {o} vs {e}"
+                            "{m}×{k}·{k}×{n} {kernel:?} {threads:?}: [{i}] {o} vs {e}"
                         );
                     }
                 }

@@ -1,6 +1,7 @@
-//! Our BERT forward pass (`toolsearch-embed`, over `gemm`) against candle-transformers 0.9's
-//! `BertModel` — the crate it replaced — on the same weights (all-MiniLM-L6-v2 from
-//! `target/models`, or `$TOOLSEARCH_MODEL`), inputs cut at 128 tokens, in the same run:
+//! Our BERT forward pass (`toolsearch-embed`, our own matrix kernels) against
+//! candle-transformers 0.9's `BertModel` — the crate it replaced — on the same weights
+//! (all-MiniLM-L6-v2 from `target/models`, or `$TOOLSEARCH_MODEL`), inputs cut at 128 tokens,
+//! in the same run:
 //! queries one at a time (as `semantic` search embeds them) and tool texts in batches of 16
 //! (as `toolsearch index` does), from `../shared/data`. Candle's batches pad to their longest
 //! text with an attention mask, as our earlier candle-based embedder did (texts sorted by
