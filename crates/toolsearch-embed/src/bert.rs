@@ -270,9 +270,8 @@ impl Bert {
     /// wide instead of SSE2's 4; the CPU is checked once per call.
     pub(crate) fn forward(&self, ids: &[u32], threads: Threads) -> Result<Vec<f32>, String> {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the CPU has AVX2 and FMA, checked just above.
+        if crate::matmul::Kernel::Avx2.available() {
+            // SAFETY: the CPU has AVX2 and FMA (what the AVX2 kernel needs), checked just above.
             #[allow(unsafe_code)]
             return unsafe { self.forward_avx2(ids, threads) };
         }
