@@ -11,9 +11,14 @@ fn data(rel: &str) -> String {
         .to_string()
 }
 
+/// Runs the CLI with an empty embedding-cache folder of its own, so a cache another run left
+/// in the default folder (`~/.cache/toolsearch`) cannot change what these tests see.
 fn toolsearch(args: &[&str]) -> Output {
+    let cache =
+        std::env::temp_dir().join(format!("toolsearch-retrieval-cache-{}", std::process::id()));
     Command::new(env!("CARGO_BIN_EXE_toolsearch"))
         .args(args)
+        .env("TOOLSEARCH_CACHE_DIR", cache)
         .output()
         .expect("run toolsearch")
 }

@@ -74,7 +74,9 @@ fn hybrid(s: &Setup, i: usize) -> usize {
         .dir
         .bm25_index(&s.settings.bm25)
         .search(&queries()[i], scope, DEPTH);
-    fuse(&bm25.hits, &dense, &s.settings.hybrid, 20).0.len()
+    fuse(&bm25.hits, &dense, 0.2, &s.settings.hybrid, 20)
+        .0
+        .len()
 }
 
 fn semantic(s: &Setup, i: usize) -> usize {

@@ -256,10 +256,18 @@ pub fn default_cache_dir() -> PathBuf {
 pub struct HybridParams {
     /// The fusion rule.
     pub fusion: Fusion,
-    /// Weight of the semantic side, 0..=1 (BM25 gets the rest).
+    /// Weight of the semantic side, 0..=1 (BM25 gets the rest). [`Fusion::Adaptive`] uses it
+    /// for a query whose best BM25 score equals `confidence_scale` and moves away from it as
+    /// BM25 is more or less sure.
     pub semantic_weight: f32,
     /// The reciprocal-rank constant of [`Fusion::Rrf`].
     pub rrf_k: f32,
+    /// [`Fusion::Adaptive`]: the best BM25 score at which BM25 counts as half sure
+    /// (its confidence is `best / (best + confidence_scale)`).
+    pub confidence_scale: f32,
+    /// [`Fusion::Adaptive`]: how fast the semantic weight falls as BM25's confidence rises
+    /// (the slope of the weight's logit over the confidence, 0 = a fixed weight).
+    pub confidence_slope: f32,
 }
 
 /// A fusion rule of `hybrid`.
@@ -267,8 +275,12 @@ pub struct HybridParams {
 pub enum Fusion {
     /// Reciprocal-rank fusion: Σ weight / (rrf_k + rank).
     Rrf,
-    /// Weighted sum of scores scaled per query (BM25 by its best score, cosine as is).
+    /// Weighted sum of scores scaled per query (BM25 by its best score, cosine by the
+    /// candidates' range).
     Scores,
+    /// [`Fusion::Scores`] with a weight chosen per query from how sure BM25 is (its best
+    /// score): a strong word match leans on BM25, a weak one on the embedding.
+    Adaptive,
 }
 
 impl Fusion {
@@ -277,6 +289,7 @@ impl Fusion {
         match s {
             "rrf" => Some(Self::Rrf),
             "scores" => Some(Self::Scores),
+            "adaptive" => Some(Self::Adaptive),
             _ => None,
         }
     }
@@ -286,6 +299,7 @@ impl Fusion {
         match self {
             Self::Rrf => "rrf",
             Self::Scores => "scores",
+            Self::Adaptive => "adaptive",
         }
     }
 }
@@ -293,9 +307,11 @@ impl Fusion {
 impl Default for HybridParams {
     fn default() -> Self {
         Self {
-            fusion: Fusion::Scores,
-            semantic_weight: 0.5,
+            fusion: Fusion::Adaptive,
+            semantic_weight: 0.67,
             rrf_k: 60.0,
+            confidence_scale: 10.0,
+            confidence_slope: 7.0,
         }
     }
 }
@@ -413,6 +429,18 @@ impl Settings {
             out.push(format!(
                 "search.hybrid.rrf_k: {} is outside 0..=1000",
                 h.rrf_k
+            ));
+        }
+        if !(h.confidence_scale.is_finite() && h.confidence_scale > 0.0) {
+            out.push(format!(
+                "search.hybrid.confidence_scale: {} is not a positive number",
+                h.confidence_scale
+            ));
+        }
+        if !(h.confidence_slope.is_finite() && (0.0..=100.0).contains(&h.confidence_slope)) {
+            out.push(format!(
+                "search.hybrid.confidence_slope: {} is outside 0..=100",
+                h.confidence_slope
             ));
         }
         out.extend(self.names.problems(self.surface));

@@ -82,9 +82,16 @@ pub fn dense_ranked(
         SearchMethod::Semantic => Ok(vectors.search(&q, scope, need, min)),
         SearchMethod::Hybrid => {
             let depth = need.max(hybrid::DEPTH);
-            let (dense, _) = vectors.search(&q, scope.clone(), depth, min);
+            // Unfloored: `fuse` applies the floor to candidates, not to the scale.
+            let (dense, _) = vectors.search(&q, scope.clone(), depth, f32::MIN);
             let bm25 = dir.bm25_index(&settings.bm25).search(query, scope, depth);
-            Ok(hybrid::fuse(&bm25.hits, &dense, &settings.hybrid, need))
+            Ok(hybrid::fuse(
+                &bm25.hits,
+                &dense,
+                min,
+                &settings.hybrid,
+                need,
+            ))
         }
         _ => Err(SearchError::Unavailable(format!(
             "{:?} is not a dense method",

@@ -62,6 +62,8 @@ struct RawHybrid {
     fusion: Option<String>,
     semantic_weight: Option<f64>,
     rrf_k: Option<f64>,
+    confidence_scale: Option<f64>,
+    confidence_slope: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -333,7 +335,7 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
             match super::Fusion::parse(f) {
                 Some(v) => p.fusion = v,
                 None => problems.push(format!(
-                    "search.hybrid.fusion: {f:?} is not one of rrf, scores"
+                    "search.hybrid.fusion: {f:?} is not one of adaptive, scores, rrf"
                 )),
             }
         }
@@ -342,6 +344,12 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
         }
         if let Some(k) = h.rrf_k {
             p.rrf_k = k as f32;
+        }
+        if let Some(c) = h.confidence_scale {
+            p.confidence_scale = c as f32;
+        }
+        if let Some(s) = h.confidence_slope {
+            p.confidence_slope = s as f32;
         }
     }
     if let Some(n) = raw.names {
@@ -694,7 +702,7 @@ presentation = "direct"
         let c = parse(
             "[search]\nmethod = \"hybrid\"\n[search.semantic]\nmodel = \"models/minilm\"\n\
              cache_dir = \"cache\"\nmin_similarity = 0.3\n[search.hybrid]\nfusion = \"rrf\"\n\
-             semantic_weight = 0.7\nrrf_k = 10\n",
+             semantic_weight = 0.7\nrrf_k = 10\nconfidence_scale = 5\nconfidence_slope = 3\n",
         )
         .expect("valid");
         let e = &c.settings.semantic;
@@ -703,6 +711,13 @@ presentation = "direct"
         assert_eq!(e.min_similarity(), 0.3);
         assert_eq!(c.settings.hybrid.fusion, crate::config::Fusion::Rrf);
         assert_eq!(c.settings.hybrid.semantic_weight, 0.7);
+        assert_eq!(
+            (
+                c.settings.hybrid.confidence_scale,
+                c.settings.hybrid.confidence_slope
+            ),
+            (5.0, 3.0)
+        );
         let c = parse(
             "[search.semantic]\nurl = \"http://127.0.0.1:11434/v1/embeddings\"\nmodel = \"nomic\"\n\
              api_key_env = \"KEY\"\n",
@@ -716,7 +731,7 @@ presentation = "direct"
         );
         let text = parse(
             "[search.semantic]\nurl = \"ftp://x\"\nmin_similarity = 2\n[search.hybrid]\n\
-             fusion = \"max\"\nsemantic_weight = 1.5\n",
+             fusion = \"max\"\nsemantic_weight = 1.5\nconfidence_scale = 0\nconfidence_slope = -1\n",
         )
         .expect_err("invalid")
         .to_string();
@@ -724,8 +739,10 @@ presentation = "direct"
             "search.semantic.url: \"ftp://x\" is not an http",
             "search.semantic.model: an endpoint (url) needs the model name",
             "search.semantic.min_similarity: 2 is outside",
-            "search.hybrid.fusion: \"max\" is not one of rrf, scores",
+            "search.hybrid.fusion: \"max\" is not one of adaptive, scores, rrf",
             "search.hybrid.semantic_weight: 1.5 is outside 0..=1",
+            "search.hybrid.confidence_scale: 0 is not a positive number",
+            "search.hybrid.confidence_slope: -1 is outside 0..=100",
         ] {
             assert!(text.contains(needle), "{needle:?} not in {text}");
         }
