@@ -74,7 +74,8 @@ fn hybrid(s: &Setup, i: usize) -> usize {
         .dir
         .bm25_index(&s.settings.bm25)
         .search(&queries()[i], scope, DEPTH);
-    fuse(&bm25.hits, &dense, 0.2, &s.settings.hybrid, 20)
+    let floor = s.settings.semantic.min_similarity();
+    fuse(&bm25.hits, &dense, floor, &s.settings.hybrid, 20)
         .0
         .len()
 }
