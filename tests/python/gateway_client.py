@@ -1,17 +1,29 @@
-"""Drive `toolsearch serve` with the official Python MCP SDK's client (stdio).
+"""Drive `toolsearch serve` with the official Python MCP SDK's clients.
 
-Usage: gateway_client.py TOOLSEARCH_BINARY CONFIG NOTES_FILE
-Checks: initialize, the controls listed, discover, describe, a valid call through call_tool
-(server-filesystem reads a real file), an invalid call refused by the gateway. Prints
-"N passed, 0 failed" and exits 0 when every check holds; exits 1 at the first failure.
+Usage: gateway_client.py MODE TOOLSEARCH_BINARY CONFIG NOTES_FILE [URL]
+
+MODE is one of
+  session-stdio   the SDK's `ClientSession` (the initialize handshake) over stdio
+  client-stdio    the SDK's default `Client` (mode "auto": `server/discover`, protocol 2026-07-28
+                  when the server speaks it) over stdio
+  client-http     the default `Client` over streamable HTTP at URL (a running `serve --http`)
+
+Checks: the server's name and instructions, the controls listed, discover, describe, a valid
+call through call_tool (server-filesystem reads a real file), an invalid call refused by the
+gateway, and (with `Client`) the negotiated protocol, and upstream resources and prompts passed
+through. Prints "N passed, 0 failed" and exits 0 when every check holds; exits 1 at the first
+failure.
 """
 
 import asyncio
 import json
 import sys
 
+import mcp
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
+CONTROLS = ["discover_tools", "describe_tool", "call_tool", "list_tools", "list_tool_groups"]
 
 
 def payload(result):
@@ -22,43 +34,88 @@ def payload(result):
         return text
 
 
-async def main(binary: str, config: str, notes: str) -> int:
-    passed = 0
+class Checks:
+    def __init__(self):
+        self.passed = 0
 
-    def check(condition: bool, what: str, detail) -> None:
-        nonlocal passed
+    def __call__(self, condition, what, detail):
         if not condition:
             print(f"FAILED: {what}: {detail}", file=sys.stderr)
             raise SystemExit(1)
-        passed += 1
+        self.passed += 1
 
+
+async def connected(session):
+    """Upstreams connect after the gateway answers: wait until no group is still connecting."""
+    for _ in range(600):
+        groups = payload(await session.call_tool("list_tool_groups", {}))
+        if all("unavailable" not in g for g in groups["groups"]):
+            return
+        await asyncio.sleep(0.05)
+    raise SystemExit(f"FAILED: sources never connected: {groups}")
+
+
+async def controls(session, check, notes, server_info, instructions):
+    check(server_info is not None and server_info.name == "toolsearch", "server name", server_info)
+    check("discover_tools" in (instructions or ""), "instructions", instructions)
+
+    tools = await session.list_tools()
+    names = [t.name for t in tools.tools]
+    check(names == CONTROLS, "controls", names)
+    await connected(session)
+
+    found = payload(await session.call_tool("discover_tools", {"query": "read text file", "group": "files"}))
+    check(found["tools"][0]["tool"] == "read_text_file", "discover", found)
+
+    described = payload(await session.call_tool("describe_tool", {"group": "files", "tool": "read_text_file"}))
+    check("path" in described["tool"]["parameters_json_schema"]["properties"], "describe", described)
+
+    read_result = await session.call_tool(
+        "call_tool", {"group": "files", "tool": "read_text_file", "arguments": {"path": notes}}
+    )
+    check(not read_result.is_error and "remember the milk" in json.dumps(read_result.model_dump()), "call", read_result)
+
+    refused = await session.call_tool("call_tool", {"group": "files", "tool": "read_text_file", "arguments": {"path": 7}})
+    body = payload(refused)
+    check(refused.is_error and body["error"] == "invalid_arguments" and body["path"] == "/path", "invalid arguments", body)
+
+
+async def passthrough(client, check):
+    """server-everything's resources and prompts, under the gateway's names."""
+    resources = await client.list_resources()
+    uris = [r.uri for r in resources.resources]
+    check(any(str(u).startswith("toolsearch://everything/") for u in uris), "resources listed", uris)
+    first = str(uris[0])
+    read = await client.read_resource(first)
+    check(len(read.contents) > 0, "resource read", read)
+
+    prompts = await client.list_prompts()
+    names = [p.name for p in prompts.prompts]
+    check("everything__simple-prompt" in names, "prompts listed", names)
+    got = await client.get_prompt("everything__simple-prompt")
+    check(len(got.messages) > 0, "prompt got", got)
+
+
+async def main(mode: str, binary: str, config: str, notes: str, url: str | None = None) -> int:
+    check = Checks()
     params = StdioServerParameters(command=binary, args=["serve", "--config", config])
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            init = await session.initialize()
-            check(init.server_info.name == "toolsearch", "server name", init.server_info)
-            check("discover_tools" in (init.instructions or ""), "instructions", init.instructions)
-
-            tools = await session.list_tools()
-            names = [t.name for t in tools.tools]
-            check(names == ["discover_tools", "describe_tool", "call_tool", "list_tools", "list_tool_groups"], "controls", names)
-
-            found = payload(await session.call_tool("discover_tools", {"query": "read text file", "group": "files"}))
-            check(found["tools"][0]["tool"] == "read_text_file", "discover", found)
-
-            described = payload(await session.call_tool("describe_tool", {"group": "files", "tool": "read_text_file"}))
-            check("path" in described["tool"]["parameters_json_schema"]["properties"], "describe", described)
-
-            read_result = await session.call_tool("call_tool", {"group": "files", "tool": "read_text_file", "arguments": {"path": notes}})
-            check(not read_result.is_error and "remember the milk" in json.dumps(read_result.model_dump()), "call", read_result)
-
-            refused = await session.call_tool("call_tool", {"group": "files", "tool": "read_text_file", "arguments": {"path": 7}})
-            body = payload(refused)
-            check(refused.is_error and body["error"] == "invalid_arguments" and body["path"] == "/path", "invalid arguments", body)
-
-    print(f"{passed} passed, 0 failed")
+    if mode == "session-stdio":
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                init = await session.initialize()
+                await controls(session, check, notes, init.server_info, init.instructions)
+    elif mode in ("client-stdio", "client-http"):
+        target = params if mode == "client-stdio" else url
+        async with mcp.Client(target) as client:
+            check(client.protocol_version == "2026-07-28", "protocol", client.protocol_version)
+            await controls(client, check, notes, client.server_info, client.instructions)
+            await passthrough(client, check)
+    else:
+        print(f"unknown mode {mode!r}", file=sys.stderr)
+        return 2
+    print(f"{check.passed} passed, 0 failed")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(*sys.argv[1:4])))
+    sys.exit(asyncio.run(main(*sys.argv[1:])))

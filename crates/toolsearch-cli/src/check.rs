@@ -27,7 +27,14 @@ pub fn run(a: CheckArgs) -> anyhow::Result<ExitCode> {
         .context("starting the async runtime")?;
     runtime.block_on(async {
         let gateway = Gateway::start(config).await?;
-        let statuses = gateway.statuses();
+        let mut statuses = gateway.statuses();
+        // A source that connects but whose calls could never carry their context headers is
+        // not ok: say so here rather than at the first call.
+        for (source, problem) in gateway.context_problems() {
+            if let Some(s) = statuses.iter_mut().find(|s| s.name == source) {
+                s.status = Err(problem);
+            }
+        }
         gateway.shutdown().await;
         let rows: Vec<[String; 4]> = statuses
             .iter()

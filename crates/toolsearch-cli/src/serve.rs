@@ -1,4 +1,8 @@
-//! `toolsearch serve`: the MCP gateway over stdio.
+//! `toolsearch serve`: the MCP gateway over stdio or streamable HTTP.
+//!
+//! Signals, on both transports: SIGTERM and SIGINT close every session and every upstream
+//! (stdio children and what they started are ended) and exit 0; SIGHUP is reserved for
+//! reloading the config and, until that exists, is logged and ignored.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,11 +52,11 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async {
-        let gateway = Gateway::start(config).await?;
-        for s in gateway.statuses() {
-            if let Err(e) = &s.status {
-                tracing::warn!(source = %s.name, error = %e, "source unavailable");
-            }
+        let mut signals = Signals::new().context("installing signal handlers")?;
+        // Upstreams connect in the background: the client's `initialize` is answered at once.
+        let gateway = Gateway::launch(config).await?;
+        for (source, problem) in gateway.context_problems() {
+            tracing::warn!(%source, "{problem}");
         }
         if let Some(addr) = http {
             let options = HttpOptions::new(addr).with_bearer_token(std::env::var(TOKEN_VAR).ok());
@@ -61,18 +65,57 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             }
             let server = serve_http(gateway.clone(), options).await.with_context(|| format!("listening on {addr}"))?;
             eprintln!("toolsearch: serving MCP on http://{}/ (streamable HTTP)", server.local_addr);
-            tokio::signal::ctrl_c().await.context("waiting for Ctrl-C")?;
+            let signal = signals.next_stop().await;
+            tracing::info!(signal, "shutting down");
             server.shutdown().await;
             gateway.shutdown().await;
             return Ok(ExitCode::SUCCESS);
         }
+        let transport = toolsearch_mcp::stdio::JsonRpcStdio::new();
         let server = GatewayServer::new(gateway.clone())
-            .serve(rmcp::transport::stdio_pipes())
+            .serve(transport)
             .await
             .context("MCP session over stdio")?;
-        let quit = server.waiting().await;
+        let cancel = server.cancellation_token();
+        tokio::select! {
+            quit = server.waiting() => tracing::info!(?quit, "downstream session ended"),
+            signal = signals.next_stop() => {
+                tracing::info!(signal, "shutting down");
+                cancel.cancel();
+            }
+        }
         gateway.shutdown().await;
-        tracing::info!(?quit, "downstream session ended");
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// SIGTERM, SIGINT and SIGHUP, installed before anything is started.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// Waits for SIGTERM or SIGINT and names it; SIGHUP is logged and ignored.
+    async fn next_stop(&mut self) -> &'static str {
+        loop {
+            tokio::select! {
+                _ = self.term.recv() => return "SIGTERM",
+                _ = self.int.recv() => return "SIGINT",
+                _ = self.hup.recv() => {
+                    tracing::warn!("SIGHUP received: reloading the config is not supported yet; still serving");
+                }
+            }
+        }
+    }
 }

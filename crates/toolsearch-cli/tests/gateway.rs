@@ -104,6 +104,38 @@ async fn call(
     )
 }
 
+/// Calls `name` until `ready` holds for its answer (upstreams connect in the background after
+/// the gateway answers `initialize`); fails after 30 s.
+async fn until(
+    client: &RunningService<RoleClient, ()>,
+    name: &str,
+    arguments: Value,
+    ready: impl Fn(&Value) -> bool,
+) -> Value {
+    let started = std::time::Instant::now();
+    loop {
+        let (v, _) = call(client, name, arguments.clone()).await;
+        if ready(&v) {
+            return v;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "sources never became ready: {v}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until `list_tool_groups` lists no group as unavailable (still connecting).
+async fn until_connected(client: &RunningService<RoleClient, ()>) -> Value {
+    until(client, "list_tool_groups", json!({}), |v| {
+        v["groups"]
+            .as_array()
+            .is_some_and(|g| g.iter().all(|g| g.get("unavailable").is_none()))
+    })
+    .await
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("toolsearch-gw-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -142,7 +174,7 @@ async fn a_real_client_discovers_describes_and_calls_reference_servers_through_t
         "only the controls are listed"
     );
 
-    let (groups, _) = call(&client, "list_tool_groups", json!({})).await;
+    let groups = until_connected(&client).await;
     let groups: Vec<(String, u64)> = groups["groups"]
         .as_array()
         .expect("groups")
@@ -264,30 +296,93 @@ fn check_reports_every_source() {
     assert!(broken.contains("error: cannot start"), "{broken}");
 }
 
-/// The official Python SDK's client (from PyPI, installed by `.ci/run` into `target/pyenv`)
-/// drives the gateway: `tests/python/gateway_client.py`.
-#[test]
-fn the_python_sdk_client_works_with_the_gateway() {
+fn python() -> PathBuf {
     let python = root().join("target/pyenv/bin/python");
     assert!(
         python.exists(),
         "{} is missing: .ci/run creates it (python3 -m venv target/pyenv && target/pyenv/bin/pip install -r tests/python/requirements.txt)",
         python.display()
     );
+    python
+}
+
+/// Runs `tests/python/gateway_client.py MODE ...` and returns its stdout; fails on a failed check.
+fn run_python_client(mode: &str, config: &Path, notes: &Path, url: Option<&str>) -> String {
+    let mut cmd = std::process::Command::new(python());
+    cmd.arg(root().join("tests/python/gateway_client.py"))
+        .arg(mode)
+        .arg(env!("CARGO_BIN_EXE_toolsearch"))
+        .arg(config)
+        .arg(notes);
+    if let Some(url) = url {
+        cmd.arg(url);
+    }
+    let o = cmd.output().expect("run the python client");
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success(),
+        "python client ({mode}) failed:\n{out}\n{err}"
+    );
+    out
+}
+
+/// A `toolsearch serve --http 127.0.0.1:0` child and the URL it announced.
+struct HttpGateway {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpGateway {
+    fn start(config: &Path) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"))
+            .args(["serve", "--http", "127.0.0.1:0", "--config"])
+            .arg(config)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn serve --http");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .expect("serve --http printed its address")
+                .expect("stderr line");
+            if let Some(rest) = line.split("serving MCP on ").nth(1) {
+                break rest.split_whitespace().next().expect("url").to_owned();
+            }
+        };
+        // Keep draining stderr so the gateway never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Self { child, url }
+    }
+}
+
+impl Drop for HttpGateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The official Python SDK (from PyPI, installed by `.ci/run` into `target/pyenv`) drives the
+/// gateway with both of its clients: `ClientSession` (initialize handshake) over stdio, and the
+/// default `Client`, which negotiates protocol 2026-07-28, over stdio and over HTTP.
+#[test]
+fn the_python_sdk_clients_work_with_the_gateway() {
     let dir = temp_dir("python");
     let config = write_config(&dir);
     let notes = dir.join("files/notes.txt");
-    let o = std::process::Command::new(python)
-        .arg(root().join("tests/python/gateway_client.py"))
-        .arg(env!("CARGO_BIN_EXE_toolsearch"))
-        .arg(&config)
-        .arg(&notes)
-        .output()
-        .expect("run the python client");
-    let out = String::from_utf8_lossy(&o.stdout);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "python client failed:\n{out}\n{err}");
+    let out = run_python_client("session-stdio", &config, &notes, None);
     assert!(out.contains("7 passed, 0 failed"), "{out}");
+    let out = run_python_client("client-stdio", &config, &notes, None);
+    assert!(out.contains("12 passed, 0 failed"), "{out}");
+    let http = HttpGateway::start(&config);
+    let out = run_python_client("client-http", &config, &notes, Some(&http.url));
+    assert!(out.contains("12 passed, 0 failed"), "{out}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -319,12 +414,20 @@ async fn the_capabilities_surface_serves_search_invoke_and_skills_over_mcp() {
         assert!(desc.contains(server), "{desc}");
     }
 
-    let (found, is_error) = call(
+    // Upstreams connect after `initialize` is answered: wait until all three are searched.
+    let query = json!({"query": "read the contents of a text file", "topKTools": 3});
+    until(
         &client,
         "search_capabilities",
-        json!({"query": "read the contents of a text file", "topKTools": 3}),
+        json!({"query": "echo add read entity", "topKTools": 50}),
+        |v| {
+            v["tools"]["groups"]
+                .as_array()
+                .is_some_and(|g| g.len() == 3)
+        },
     )
     .await;
+    let (found, is_error) = call(&client, "search_capabilities", query).await;
     assert!(!is_error, "{found}");
     let first = &found["tools"]["groups"][0];
     assert_eq!(first["server"]["name"], "files", "{found}");

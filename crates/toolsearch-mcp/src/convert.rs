@@ -53,14 +53,18 @@ pub fn call_result(result: &CallToolResult) -> CallResult {
     .with_meta(meta)
 }
 
-/// The engine's result as rmcp's.
+/// The engine's result as rmcp's. It carries `resultType: "complete"`, which protocol
+/// 2026-07-28 requires (clients on it reject a result without one); rmcp's server handler
+/// removes the field for a client that negotiated an older protocol.
 pub fn mcp_result(result: &CallResult) -> CallToolResult {
     let json = serde_json::to_value(result).unwrap_or(Value::Null);
-    serde_json::from_value(json).unwrap_or_else(|e| {
+    let mut out: CallToolResult = serde_json::from_value(json).unwrap_or_else(|e| {
         CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
             "the tool's result could not be encoded: {e}"
         ))])
-    })
+    });
+    out.result_type = Some(rmcp::model::ResultType::COMPLETE);
+    out
 }
 
 #[cfg(test)]
@@ -89,5 +93,9 @@ mod tests {
         for key in ["content", "structuredContent", "isError", "_meta"] {
             assert_eq!(back[key], wire[key], "{key}");
         }
+        assert_eq!(
+            back["resultType"], "complete",
+            "protocol 2026-07-28 requires it"
+        );
     }
 }

@@ -1,19 +1,25 @@
 //! The gateway: every configured source turned into catalog sources (static catalogs loaded,
 //! upstream servers connected), one engine over them, a task that re-lists an upstream's tools
-//! when they change, and a supervisor per upstream that notices a crash, marks the source
-//! unavailable (its tools stay discoverable, its calls fail fast, its group says so) and
-//! restarts it with exponential backoff.
+//! when they change, and a supervisor per upstream that connects it, notices a crash, marks the
+//! source unavailable (its tools stay discoverable, its calls fail fast, its group says so),
+//! restarts it with exponential backoff, and pings it after a call that was abandoned (a
+//! timeout): an upstream that does not answer the ping is restarted.
+//!
+//! Upstreams connect concurrently and in the background ([`Gateway::launch`]): the gateway
+//! answers its clients at once, a source still connecting is listed as connecting and its calls
+//! answer `unavailable` until it is ready. [`Gateway::start`] also waits for every source to
+//! settle (connected or failed), as `toolsearch check` and library users want.
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use toolsearch::catalog::{GroupSpec, SourceTools, load_catalog_file};
 use toolsearch::config::{Config, SourceConfig, SourceKind};
 use toolsearch::{Engine, EngineError, ToolDef};
 
-use crate::upstream::{Upstream, UpstreamEvent, UpstreamExecutor, UpstreamSpec};
+use crate::upstream::{PING_TIMEOUT, Upstream, UpstreamEvent, UpstreamExecutor, UpstreamSpec};
 
 /// First wait before restarting a failed upstream; doubles up to [`MAX_BACKOFF`].
 pub const FIRST_BACKOFF: Duration = Duration::from_millis(250);
@@ -21,6 +27,10 @@ pub const FIRST_BACKOFF: Duration = Duration::from_millis(250);
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// How often a supervisor looks at its connection.
 const HEALTH_POLL: Duration = Duration::from_millis(100);
+/// The context paths every downstream session has (see [`Gateway::context_problems`]).
+pub const SESSION_CONTEXT: &[&str] = &["run.id"];
+/// What a source still connecting says in `list_tool_groups` and in its calls' errors.
+pub const CONNECTING: &str = "still connecting";
 
 /// Why the gateway could not start.
 #[derive(Debug, thiserror::Error)]
@@ -57,8 +67,10 @@ pub struct SourceStatus {
     pub group: String,
     /// Tools it currently yields.
     pub tools: usize,
-    /// `ok`, or what went wrong.
+    /// `ok`, or what went wrong ([`CONNECTING`] while it is still connecting).
     pub status: Result<(), String>,
+    /// It has not finished connecting yet.
+    pub connecting: bool,
 }
 
 enum Origin {
@@ -75,6 +87,7 @@ struct SourceState {
     config: SourceConfig,
     origin: Origin,
     status: Result<(), String>,
+    connecting: bool,
 }
 
 impl SourceState {
@@ -85,7 +98,8 @@ impl SourceState {
             Origin::Upstream { upstream, tools } => {
                 let source = grouped_or_direct(&self.config, tools.clone())
                     .with_executor(Arc::new(UpstreamExecutor(upstream.clone())))
-                    .with_unavailable(self.status.clone().err());
+                    .with_unavailable(self.status.clone().err())
+                    .with_connecting(self.connecting);
                 vec![source]
             }
         }
@@ -104,6 +118,12 @@ pub struct Gateway {
     engine: Arc<Engine>,
     states: Mutex<Vec<SourceState>>,
     stop: CancellationToken,
+    /// How many sources are still connecting.
+    settling: watch::Sender<usize>,
+    /// Bumped when some upstream's resources (or resource templates) may have changed.
+    resources_changed: watch::Sender<u64>,
+    /// Bumped when some upstream's prompts may have changed.
+    prompts_changed: watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -152,11 +172,20 @@ fn load_catalog_source(
 }
 
 impl Gateway {
-    /// Loads and connects every source, builds the engine, and starts following upstream
-    /// changes and supervising upstreams. An upstream that fails to connect is reported in
-    /// [`statuses`](Self::statuses), its group listed as unavailable, and restarted with
-    /// backoff; the gateway still starts.
+    /// [`launch`](Self::launch), then waits until every upstream has connected or failed. An
+    /// upstream that fails to connect is reported in [`statuses`](Self::statuses), its group
+    /// listed as unavailable, and restarted with backoff; the gateway still starts.
     pub async fn start(config: Config) -> Result<Arc<Self>, GatewayError> {
+        let gateway = Self::launch(config).await?;
+        gateway.settled().await;
+        Ok(gateway)
+    }
+
+    /// Loads the static catalogs, builds the engine, and starts one supervisor per upstream,
+    /// which connects it (all concurrently) and keeps it connected; returns at once. Until an
+    /// upstream is ready its group is listed as [`CONNECTING`] and its calls answer
+    /// `unavailable`.
+    pub async fn launch(config: Config) -> Result<Arc<Self>, GatewayError> {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let mut states = Vec::new();
         for sc in config.sources {
@@ -167,6 +196,7 @@ impl Gateway {
                         config: sc,
                         origin: Origin::Catalog(sources),
                         status: Ok(()),
+                        connecting: false,
                     });
                     continue;
                 }
@@ -193,17 +223,14 @@ impl Gateway {
                 _ => return Err(GatewayError::Unsupported(sc.name.clone())),
             };
             let upstream = Arc::new(Upstream::new(&sc.name, spec, events_tx.clone()));
-            let (tools, status) = match upstream.connect().await {
-                Ok(tools) => (tools, Ok(())),
-                Err(e) => {
-                    tracing::error!(source = %sc.name, error = %e, "upstream unavailable");
-                    (Vec::new(), Err(e.to_string()))
-                }
-            };
             states.push(SourceState {
                 config: sc,
-                origin: Origin::Upstream { upstream, tools },
-                status,
+                origin: Origin::Upstream {
+                    upstream,
+                    tools: Vec::new(),
+                },
+                status: Err(CONNECTING.to_owned()),
+                connecting: true,
             });
         }
         let all: Vec<SourceTools> = states.iter().flat_map(SourceState::sources).collect();
@@ -231,10 +258,14 @@ impl Gateway {
             builder = builder.max_tool_calls(n);
         }
         let engine = builder.build()?;
+        let connecting = states.iter().filter(|s| s.connecting).count();
         let gateway = Arc::new(Self {
             engine: Arc::new(engine),
             states: Mutex::new(states),
             stop: CancellationToken::new(),
+            settling: watch::Sender::new(connecting),
+            resources_changed: watch::Sender::new(0),
+            prompts_changed: watch::Sender::new(0),
         });
         tokio::spawn(follow(Arc::downgrade(&gateway), events_rx));
         for (name, upstream) in gateway.upstreams() {
@@ -251,6 +282,81 @@ impl Gateway {
     /// The engine.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    /// Waits until no source is still connecting (each has connected or failed once).
+    pub async fn settled(&self) {
+        let mut rx = self.settling.subscribe();
+        let _ = rx.wait_for(|n| *n == 0).await;
+    }
+
+    /// Whether every source is ready (connected, or a static catalog).
+    pub fn is_ready(&self) -> bool {
+        lock(&self.states).iter().all(|s| s.status.is_ok())
+    }
+
+    /// Changes of the upstreams' resources: the value is bumped on each.
+    pub fn subscribe_resource_changes(&self) -> watch::Receiver<u64> {
+        self.resources_changed.subscribe()
+    }
+
+    /// Changes of the upstreams' prompts: the value is bumped on each.
+    pub fn subscribe_prompt_changes(&self) -> watch::Receiver<u64> {
+        self.prompts_changed.subscribe()
+    }
+
+    /// Every upstream that is connected now, in config order, with its source name.
+    pub(crate) fn connected_upstreams(&self) -> Vec<(String, Arc<Upstream>)> {
+        lock(&self.states)
+            .iter()
+            .filter(|s| s.status.is_ok())
+            .filter_map(|s| match &s.origin {
+                Origin::Upstream { upstream, .. } => {
+                    Some((s.config.name.clone(), upstream.clone()))
+                }
+                Origin::Catalog(_) => None,
+            })
+            .collect()
+    }
+
+    /// Sources whose context headers need a value no session of this gateway has: each such
+    /// source with what it lacks. Sessions of [`GatewayServer`](crate::GatewayServer) carry
+    /// only [`SESSION_CONTEXT`]; `identity.*` values need authenticated callers, which this
+    /// build does not have yet, so every call to such a source would fail.
+    pub fn context_problems(&self) -> Vec<(String, String)> {
+        lock(&self.states)
+            .iter()
+            .filter_map(|s| {
+                let SourceKind::Http {
+                    context_headers, ..
+                } = &s.config.kind
+                else {
+                    return None;
+                };
+                let missing: Vec<String> = context_headers
+                    .iter()
+                    .filter(|(_, path)| !SESSION_CONTEXT.contains(&path.as_str()))
+                    .map(|(header, path)| format!("{path} (for {header})"))
+                    .collect();
+                (!missing.is_empty()).then(|| {
+                    (
+                        s.config.name.clone(),
+                        format!(
+                            "its context_headers need {}, which no session of this gateway has (sessions carry only {}); every call to it would fail",
+                            missing.join(", "),
+                            SESSION_CONTEXT.join(", ")
+                        ),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Whether any source is an MCP upstream (which may offer resources and prompts).
+    pub fn has_upstreams(&self) -> bool {
+        lock(&self.states)
+            .iter()
+            .any(|s| matches!(s.origin, Origin::Upstream { .. }))
     }
 
     fn upstreams(&self) -> Vec<(String, Arc<Upstream>)> {
@@ -286,6 +392,7 @@ impl Gateway {
                 },
                 tools: s.tool_count(),
                 status: s.status.clone(),
+                connecting: s.connecting,
             })
             .collect()
     }
@@ -308,6 +415,7 @@ impl Gateway {
         }
     }
 
+    /// A re-listing of a connected upstream's tools.
     fn set_tools(&self, name: &str, new_tools: Vec<ToolDef>) {
         self.update(name, |s| {
             if let Origin::Upstream { tools, .. } = &mut s.origin {
@@ -317,12 +425,44 @@ impl Gateway {
         });
     }
 
+    /// An upstream (re)connected, with its tools.
+    fn set_connected(&self, name: &str, new_tools: Vec<ToolDef>) {
+        let mut was_connecting = false;
+        self.update(name, |s| {
+            if let Origin::Upstream { tools, .. } = &mut s.origin {
+                *tools = new_tools;
+            }
+            s.status = Ok(());
+            was_connecting = std::mem::take(&mut s.connecting);
+        });
+        if was_connecting {
+            self.settling.send_modify(|n| *n = n.saturating_sub(1));
+        }
+        // A (re)connected upstream may offer other resources and prompts than before.
+        self.resources_changed.send_modify(|v| *v += 1);
+        self.prompts_changed.send_modify(|v| *v += 1);
+    }
+
     fn set_down(&self, name: &str, reason: String) {
-        let already = lock(&self.states)
-            .iter()
-            .any(|s| s.config.name == name && s.status.as_ref().err() == Some(&reason));
-        if !already {
-            self.update(name, |s| s.status = Err(reason));
+        let already = lock(&self.states).iter().any(|s| {
+            s.config.name == name && !s.connecting && s.status.as_ref().err() == Some(&reason)
+        });
+        if already {
+            return;
+        }
+        let mut was_connecting = false;
+        let mut was_up = false;
+        self.update(name, |s| {
+            was_up = s.status.is_ok();
+            s.status = Err(reason);
+            was_connecting = std::mem::take(&mut s.connecting);
+        });
+        if was_connecting {
+            self.settling.send_modify(|n| *n = n.saturating_sub(1));
+        }
+        if was_up {
+            self.resources_changed.send_modify(|v| *v += 1);
+            self.prompts_changed.send_modify(|v| *v += 1);
         }
     }
 
@@ -343,12 +483,13 @@ impl Gateway {
         }
     }
 
-    /// Stops supervising and closes every upstream connection (child processes are killed).
+    /// Stops supervising and closes every upstream connection, all at once: a stdio child gets
+    /// its stdin closed, then SIGTERM, then SIGKILL (its whole process group), a few seconds
+    /// apart, and is waited for.
     pub async fn shutdown(&self) {
         self.stop.cancel();
-        for (_, u) in self.upstreams() {
-            u.disconnect().await;
-        }
+        let upstreams = self.upstreams();
+        futures_util::future::join_all(upstreams.iter().map(|(_, u)| u.disconnect())).await;
     }
 }
 
@@ -357,12 +498,16 @@ async fn follow(gateway: Weak<Gateway>, mut events: mpsc::UnboundedReceiver<Upst
         let Some(g) = gateway.upgrade() else { return };
         match event {
             UpstreamEvent::ToolsChanged(name) => g.refresh(&name).await,
+            UpstreamEvent::ResourcesChanged(_) => g.resources_changed.send_modify(|v| *v += 1),
+            UpstreamEvent::PromptsChanged(_) => g.prompts_changed.send_modify(|v| *v += 1),
         }
     }
 }
 
-/// Watches one upstream: when its connection is gone, marks it unavailable and reconnects
-/// with exponential backoff until it is back (or the gateway stops).
+/// Connects one upstream, then watches it: when its connection is gone, marks it unavailable
+/// and reconnects with exponential backoff until it is back (or the gateway stops). After a
+/// call was abandoned (a timeout) it pings the upstream; one that does not answer within
+/// [`PING_TIMEOUT`] is disconnected, and so restarted.
 async fn supervise(
     gateway: Weak<Gateway>,
     name: String,
@@ -370,29 +515,40 @@ async fn supervise(
     stop: CancellationToken,
 ) {
     let mut backoff = FIRST_BACKOFF;
+    let mut first = true;
     loop {
-        if upstream.is_connected().await {
-            backoff = FIRST_BACKOFF;
+        if !first {
+            if upstream.is_connected().await {
+                backoff = FIRST_BACKOFF;
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(HEALTH_POLL) => {}
+                    () = upstream.suspected() => check_health(&name, &upstream).await,
+                }
+                continue;
+            }
+            {
+                let Some(g) = gateway.upgrade() else { return };
+                let reason = g
+                    .statuses()
+                    .into_iter()
+                    .find(|s| s.name == name)
+                    .and_then(|s| s.status.err())
+                    .unwrap_or_else(|| "the upstream stopped".to_owned());
+                let reason = if reason == CONNECTING {
+                    "the upstream stopped".to_owned()
+                } else {
+                    reason
+                };
+                g.set_down(&name, reason);
+            }
             tokio::select! {
                 _ = stop.cancelled() => return,
-                _ = tokio::time::sleep(HEALTH_POLL) => continue,
+                _ = tokio::time::sleep(backoff) => {}
             }
+            backoff = (backoff * 2).min(MAX_BACKOFF);
         }
-        {
-            let Some(g) = gateway.upgrade() else { return };
-            let reason = g
-                .statuses()
-                .into_iter()
-                .find(|s| s.name == name)
-                .and_then(|s| s.status.err())
-                .unwrap_or_else(|| "the upstream stopped".to_owned());
-            g.set_down(&name, reason);
-        }
-        tokio::select! {
-            _ = stop.cancelled() => return,
-            _ = tokio::time::sleep(backoff) => {}
-        }
-        backoff = (backoff * 2).min(MAX_BACKOFF);
+        first = false;
         let result = tokio::select! {
             _ = stop.cancelled() => return,
             r = upstream.connect() => r,
@@ -400,13 +556,26 @@ async fn supervise(
         let Some(g) = gateway.upgrade() else { return };
         match result {
             Ok(tools) => {
-                tracing::info!(source = %name, tools = tools.len(), "upstream back");
-                g.set_tools(&name, tools);
+                tracing::info!(source = %name, tools = tools.len(), "upstream ready");
+                g.set_connected(&name, tools);
             }
             Err(e) => {
-                tracing::warn!(source = %name, error = %e, retry_in = ?backoff, "upstream still unavailable");
+                tracing::warn!(source = %name, error = %e, retry_in = ?backoff, "upstream unavailable");
+                upstream.disconnect().await;
                 g.set_down(&name, e.to_string());
             }
+        }
+    }
+}
+
+/// Pings an upstream after an abandoned call; disconnects it when it does not answer, so the
+/// supervisor restarts it.
+async fn check_health(name: &str, upstream: &Upstream) {
+    match upstream.ping(PING_TIMEOUT).await {
+        Ok(()) => tracing::debug!(source = %name, "upstream answered the health ping"),
+        Err(e) => {
+            tracing::warn!(source = %name, error = %e, "upstream did not answer the health ping after an abandoned call; restarting it");
+            upstream.disconnect().await;
         }
     }
 }

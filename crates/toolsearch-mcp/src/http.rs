@@ -3,7 +3,15 @@
 //! Secure by default: it binds where it is told (the CLI defaults to loopback); `Host` must be
 //! a loopback name unless the bind address is not loopback; a browser `Origin`, when present,
 //! must be a loopback origin unless more are allowed; and when a bearer token is configured
-//! every request must carry `Authorization: Bearer <token>` (compared in constant time).
+//! every request must carry `Authorization: Bearer <token>` (the scheme in any case, as RFC 9110
+//! allows; the token compared in constant time).
+//!
+//! In front of rmcp's service: every connection sets `TCP_NODELAY` (without it Nagle's
+//! algorithm and the client's delayed ACK hold each response on a kept-alive connection for
+//! ~40 ms); a POST body that is not a JSON-RPC message is answered `400` with the JSON-RPC error
+//! the specification gives (`-32700` parse error, `-32600` invalid request; see
+//! [`crate::jsonrpc`]) instead of rmcp's `415`; a body over [`MAX_BODY_BYTES`] gets `413` with a
+//! JSON-RPC error; a `DELETE` that ends a session answers `200`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -14,11 +22,12 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use crate::{Gateway, GatewayServer};
+use crate::{Gateway, GatewayServer, jsonrpc};
 
 /// Loopback origins a local browser client may use.
 pub const LOOPBACK_ORIGINS: [&str; 3] =
@@ -55,10 +64,24 @@ impl HttpOptions {
 
 type Token = Arc<std::sync::RwLock<Option<Arc<[u8]>>>>;
 
+/// Largest POST body read (4 MiB, rmcp's own limit).
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
 fn bearer(token: Option<String>) -> Option<Arc<[u8]>> {
     token
         .filter(|t| !t.is_empty())
-        .map(|t| Arc::from(format!("Bearer {t}").into_bytes()))
+        .map(|t| Arc::from(t.into_bytes()))
+}
+
+/// The token of an `Authorization: Bearer <token>` header; the scheme matches in any case.
+fn bearer_token(header: &[u8]) -> Option<&[u8]> {
+    let space = header.iter().position(|b| *b == b' ')?;
+    let (scheme, rest) = header.split_at(space);
+    if !scheme.eq_ignore_ascii_case(b"bearer") {
+        return None;
+    }
+    let token = rest.trim_ascii();
+    (!token.is_empty()).then_some(token)
 }
 
 /// A running HTTP server.
@@ -89,10 +112,61 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn plain(
-    status: StatusCode,
-    text: &'static str,
-) -> Response<BoxBody<Bytes, std::convert::Infallible>> {
+type HttpResponse = Response<BoxBody<Bytes, std::convert::Infallible>>;
+
+fn json_rpc_error(status: StatusCode, body: &serde_json::Value) -> HttpResponse {
+    let mut r = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// Reads a POST body; answers a body that is too large, unreadable or no JSON-RPC message
+/// itself, and hands anything else on as bytes.
+async fn checked_body(body: Incoming) -> Result<Bytes, HttpResponse> {
+    use http_body_util::Limited;
+    let collected = match Limited::new(body, MAX_BODY_BYTES).collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(e) => {
+            let too_large = e.is::<http_body_util::LengthLimitError>();
+            let (status, message) = if too_large {
+                (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("Invalid Request: the body is longer than {MAX_BODY_BYTES} bytes"),
+                )
+            } else {
+                (
+                    StatusCode::BAD_REQUEST,
+                    format!("Invalid Request: the body could not be read: {e}"),
+                )
+            };
+            let body =
+                jsonrpc::error_response(serde_json::Value::Null, jsonrpc::INVALID_REQUEST, message);
+            return Err(json_rpc_error(status, &body));
+        }
+    };
+    match serde_json::from_slice::<ClientJsonRpcMessage>(&collected) {
+        Ok(_) => Ok(collected),
+        Err(e) => {
+            let body = match jsonrpc::classify(&collected, &e) {
+                jsonrpc::Verdict::Answer(body) => body,
+                // Over HTTP a bad notification or response still gets a status: 400 and an
+                // error without an id.
+                jsonrpc::Verdict::Ignore(why) => jsonrpc::error_response(
+                    serde_json::Value::Null,
+                    jsonrpc::INVALID_REQUEST,
+                    format!("Invalid Request: {why}"),
+                ),
+            };
+            Err(json_rpc_error(StatusCode::BAD_REQUEST, &body))
+        }
+    }
+}
+
+fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
     let mut r = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
     *r.status_mut() = status;
     if status == StatusCode::UNAUTHORIZED {
@@ -147,6 +221,9 @@ pub async fn serve_http(
                     }
                 },
             };
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!(error = %e, "TCP_NODELAY not set");
+            }
             let service = service.clone();
             let token = token.clone();
             let conn_stop = accept_stop.clone();
@@ -160,7 +237,7 @@ pub async fn serve_http(
                             let given = req
                                 .headers()
                                 .get(http::header::AUTHORIZATION)
-                                .map(|v| v.as_bytes())
+                                .and_then(|v| bearer_token(v.as_bytes()))
                                 .unwrap_or_default();
                             if !constant_time_eq(given, &expected) {
                                 return Ok::<_, std::convert::Infallible>(plain(
@@ -169,7 +246,23 @@ pub async fn serve_http(
                                 ));
                             }
                         }
-                        Ok(service.handle(req).await)
+                        let (parts, body) = req.into_parts();
+                        let is_delete = parts.method == http::Method::DELETE;
+                        let body = if parts.method == http::Method::POST {
+                            match checked_body(body).await {
+                                Ok(bytes) => Full::new(bytes),
+                                Err(answer) => return Ok(answer),
+                            }
+                        } else {
+                            // GET and DELETE carry no body worth reading.
+                            Full::new(Bytes::new())
+                        };
+                        let mut response = service.handle(Request::from_parts(parts, body)).await;
+                        if is_delete && response.status() == StatusCode::ACCEPTED {
+                            // The session is gone: that is a plain success.
+                            *response.status_mut() = StatusCode::OK;
+                        }
+                        Ok(response)
                     }
                 });
                 let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());

@@ -1,19 +1,48 @@
 //! The MCP server face: one downstream session sees the configured surface's controls and the
-//! direct tools, with the generated instructions, and every call goes through the engine.
+//! direct tools, with the generated instructions, and every call goes through the engine. The
+//! upstreams' resources, resource templates and prompts pass through ([`crate::passthrough`]).
 
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::Value;
 use toolsearch::dispatch::Session;
 
-use crate::Gateway;
 use crate::convert;
+use crate::{Gateway, passthrough};
+
+/// The MCP methods rmcp parses into typed requests: one that arrives as a custom request failed
+/// to parse, so its params are invalid (JSON-RPC -32602), not its method unknown (-32601).
+const KNOWN_METHODS: [&str; 21] = [
+    "ping",
+    "initialize",
+    "server/discover",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "subscriptions/listen",
+    "tools/call",
+    "tools/list",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "skills/list",
+    "skills/get",
+    "resources/directory/read",
+];
 
 /// One downstream session's server.
 #[derive(Debug, Clone)]
@@ -34,10 +63,21 @@ impl GatewayServer {
 
 impl ServerHandler for GatewayServer {
     fn get_info(&self) -> InitializeResult {
-        let capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .build();
+        let capabilities = if self.gateway.has_upstreams() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .build()
+        } else {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build()
+        };
         let mut info = InitializeResult::new(capabilities);
         let mut implementation = Implementation::from_build_env();
         implementation.name = "toolsearch".into();
@@ -51,12 +91,30 @@ impl ServerHandler for GatewayServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // Tell this client whenever the tools it sees change (direct tools, controls appearing).
-        let mut changes = self.gateway.engine().subscribe_tool_changes();
+        let mut tools = self.gateway.engine().subscribe_tool_changes();
+        let mut resources = self.gateway.subscribe_resource_changes();
+        let mut prompts = self.gateway.subscribe_prompt_changes();
         let peer = context.peer;
         tokio::spawn(async move {
-            changes.mark_unchanged();
-            while changes.changed().await.is_ok() {
-                if peer.notify_tool_list_changed().await.is_err() {
+            tools.mark_unchanged();
+            resources.mark_unchanged();
+            prompts.mark_unchanged();
+            loop {
+                let sent = tokio::select! {
+                    c = tools.changed() => match c {
+                        Ok(()) => peer.notify_tool_list_changed().await.is_ok(),
+                        Err(_) => false,
+                    },
+                    c = resources.changed() => match c {
+                        Ok(()) => peer.notify_resource_list_changed().await.is_ok(),
+                        Err(_) => false,
+                    },
+                    c = prompts.changed() => match c {
+                        Ok(()) => peer.notify_prompt_list_changed().await.is_ok(),
+                        Err(_) => false,
+                    },
+                };
+                if !sent {
                     return;
                 }
             }
@@ -70,26 +128,110 @@ impl ServerHandler for GatewayServer {
         // Clients on protocol 2026-07-28 (stateless HTTP among them) hear about tool-list
         // changes only through `subscriptions/listen`; the SDK intersects this with the request.
         let _ = requested;
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
+        Some(
+            SubscriptionFilter::builder()
+                .tools_list_changed()
+                .resources_list_changed()
+                .prompts_list_changed()
+                .build(),
+        )
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        let mut changes = self.gateway.engine().subscribe_tool_changes();
-        changes.mark_unchanged();
+        let mut tools = self.gateway.engine().subscribe_tool_changes();
+        let mut resources = self.gateway.subscribe_resource_changes();
+        let mut prompts = self.gateway.subscribe_prompt_changes();
+        tools.mark_unchanged();
+        resources.mark_unchanged();
+        prompts.mark_unchanged();
+        let sink = context.sink();
+        let accepted = sink.accepted();
+        let wants_tools = accepted.tools_list_changed == Some(true);
+        let wants_resources = accepted.resources_list_changed == Some(true);
+        let wants_prompts = accepted.prompts_list_changed == Some(true);
         loop {
-            tokio::select! {
+            // A closed channel means the gateway is gone: end the subscription gracefully. Only
+            // the kinds the client asked for are sent (the sink refuses the others).
+            let sent = tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                changed = changes.changed() => {
-                    if changed.is_err() {
-                        // The engine is gone: end the subscription gracefully.
-                        return Ok(());
-                    }
-                    if context.sink().notify_tool_list_changed().await.is_err() {
-                        return Ok(());
-                    }
+                c = tools.changed() => {
+                    c.is_ok() && (!wants_tools || sink.notify_tool_list_changed().await.is_ok())
                 }
+                c = resources.changed() => {
+                    c.is_ok()
+                        && (!wants_resources || sink.notify_resource_list_changed().await.is_ok())
+                }
+                c = prompts.changed() => {
+                    c.is_ok() && (!wants_prompts || sink.notify_prompt_list_changed().await.is_ok())
+                }
+            };
+            if !sent {
+                return Ok(());
             }
         }
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(passthrough::list_resources(&self.gateway, &self.session).await)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(passthrough::list_resource_templates(&self.gateway, &self.session).await)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        passthrough::read_resource(&self.gateway, &self.session, request)
+            .await
+            .map(ReadResourceResponse::Complete)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(passthrough::list_prompts(&self.gateway, &self.session).await)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        passthrough::get_prompt(&self.gateway, &self.session, request)
+            .await
+            .map(GetPromptResponse::Complete)
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let method = request.method.as_str();
+        if KNOWN_METHODS.contains(&method) {
+            return Err(McpError::invalid_params(
+                format!("the params of {method} do not have the shape the MCP schema gives them"),
+                None,
+            ));
+        }
+        Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+            None,
+        ))
     }
 
     async fn list_tools(

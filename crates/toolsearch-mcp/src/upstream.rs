@@ -1,21 +1,29 @@
-//! One upstream MCP server as a source: connect (stdio child process), list its tools (paging
-//! followed, bounded), call them, and report `tools/list_changed` and disconnects.
+//! One upstream MCP server as a source: connect (stdio child process or streamable HTTP), list
+//! its tools (paging followed, bounded), call them, pass its resources and prompts through,
+//! report its list changes, and check its health after a call that was abandoned.
+//!
+//! A stdio child runs in its own process group, so closing the connection (or the gateway
+//! shutting down on a signal) ends the child and everything it started. Its stderr is read
+//! line by line: each line is logged (`info`, source named) and the last ones are kept, so an
+//! upstream that dies while starting is reported with what it said.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, PaginatedRequestParams, ProtocolVersion, ServerNotification,
-    SubscriptionFilter,
+    CallToolRequestParams, ClientRequest, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, ServerNotification, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::{Map, Value};
-use tokio::sync::{RwLock, mpsc};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::{Notify, RwLock, mpsc};
 use toolsearch::ToolDef;
 use toolsearch::dispatch::{BoxFuture, CallResult, ExecError, Executor, Session};
 
@@ -26,6 +34,12 @@ use crate::secrets::{MissingSecret, expand};
 pub const MAX_LIST_PAGES: usize = 64;
 /// Longest wait for an upstream to start and answer `initialize`.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest wait for a `ping` answer when checking an upstream's health.
+pub const PING_TIMEOUT: Duration = Duration::from_secs(5);
+/// Lines of a stdio upstream's stderr kept for error messages.
+const STDERR_LINES: usize = 8;
+/// Longest stderr line kept (longer ones are cut).
+const STDERR_LINE_BYTES: usize = 400;
 
 /// How to reach an upstream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,11 +87,24 @@ pub enum UpstreamError {
     /// The MCP handshake or a request failed.
     #[error("{0}")]
     Protocol(String),
+    /// A stdio upstream closed its connection while starting.
+    #[error("the process ended before it answered initialize{}", stderr_tail(.0))]
+    Exited(Vec<String>),
+    /// The upstream could not be reached (HTTP: connection refused, DNS, TLS).
+    #[error("cannot reach {url}: {cause}")]
+    Unreachable {
+        /// The endpoint.
+        url: String,
+        /// The root cause, as the operating system or HTTP stack said it.
+        cause: String,
+    },
     /// The upstream did not answer in time.
     #[error("no answer within {0:?}")]
     Timeout(Duration),
-    /// A header name or value is not valid HTTP.
-    #[error("header {0:?} is not a valid HTTP header")]
+    /// A header name or value is not valid HTTP (the value is never shown: it may be a secret).
+    #[error(
+        "header {0:?} is not a valid HTTP header (a name of token characters; a value without control characters such as a newline)"
+    )]
     Header(String),
     /// The upstream refused our credentials (HTTP 401/403).
     #[error("unauthorized: {0}")]
@@ -87,11 +114,73 @@ pub enum UpstreamError {
     TooManyPages,
 }
 
+fn stderr_tail(lines: &[String]) -> String {
+    if lines.is_empty() {
+        "; it wrote nothing to stderr".to_owned()
+    } else {
+        format!("; its stderr ended with: {}", lines.join(" | "))
+    }
+}
+
+/// The message of an rmcp or HTTP error and its causes, without Rust type names: each cause
+/// in the chain once, joined with `: `.
+pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(e);
+    while let Some(err) = next {
+        let text = err.to_string();
+        // rmcp wraps transport errors in messages naming generic types (`WorkerTransport<…>`).
+        let cleaned = match text.find(" [") {
+            Some(i) if text[i..].contains("::") => text[..i].to_owned(),
+            _ => text,
+        };
+        let cleaned = cleaned.trim().to_owned();
+        if !cleaned.is_empty()
+            && !cleaned.contains("::")
+            && !parts.iter().any(|p| p.contains(&cleaned))
+        {
+            parts.push(cleaned);
+        }
+        next = err.source();
+    }
+    parts.join(": ")
+}
+
+/// The deepest cause of an error (what the OS said: "Connection refused (os error 111)").
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last = e;
+    while let Some(next) = last.source() {
+        last = next;
+    }
+    last.to_string()
+}
+
+/// Whether an error chain says the peer could not be reached (not a protocol answer).
+fn is_unreachable(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if let Some(r) = err.downcast_ref::<reqwest::Error>()
+            && (r.is_connect() || r.is_timeout())
+        {
+            return true;
+        }
+        if err.downcast_ref::<std::io::Error>().is_some() {
+            return true;
+        }
+        next = err.source();
+    }
+    false
+}
+
 /// Events the gateway acts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UpstreamEvent {
     /// The upstream's tool list changed.
     ToolsChanged(String),
+    /// The upstream's resource list changed.
+    ResourcesChanged(String),
+    /// The upstream's prompt list changed.
+    PromptsChanged(String),
 }
 
 /// The client side of one upstream connection: forwards list changes.
@@ -107,6 +196,57 @@ impl ClientHandler for UpstreamClient {
             .events
             .send(UpstreamEvent::ToolsChanged(self.name.clone()));
     }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self
+            .events
+            .send(UpstreamEvent::ResourcesChanged(self.name.clone()));
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self
+            .events
+            .send(UpstreamEvent::PromptsChanged(self.name.clone()));
+    }
+}
+
+/// The last lines a stdio child wrote to stderr.
+#[derive(Debug, Default)]
+struct StderrTail(std::sync::Mutex<VecDeque<String>>);
+
+impl StderrTail {
+    fn push(&self, line: &str) {
+        let mut cut = line.trim_end().to_owned();
+        if cut.len() > STDERR_LINE_BYTES {
+            let mut end = STDERR_LINE_BYTES;
+            while !cut.is_char_boundary(end) {
+                end -= 1;
+            }
+            cut.truncate(end);
+            cut.push('…');
+        }
+        if cut.is_empty() {
+            return;
+        }
+        let mut q = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if q.len() == STDERR_LINES {
+            q.pop_front();
+        }
+        q.push_back(cut);
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    fn clear(&self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
 }
 
 type Running = RunningService<RoleClient, UpstreamClient>;
@@ -119,6 +259,11 @@ pub struct Upstream {
     events: mpsc::UnboundedSender<UpstreamEvent>,
     conn: RwLock<Option<Running>>,
     pid: std::sync::Mutex<Option<u32>>,
+    stderr: Arc<StderrTail>,
+    /// Set when a call was abandoned (timed out or cancelled) before its answer came; the
+    /// supervisor then pings the upstream.
+    suspect: AtomicBool,
+    suspect_notify: Notify,
 }
 
 impl Upstream {
@@ -134,7 +279,53 @@ impl Upstream {
             events,
             conn: RwLock::new(None),
             pid: std::sync::Mutex::new(None),
+            stderr: Arc::default(),
+            suspect: AtomicBool::new(false),
+            suspect_notify: Notify::new(),
         }
+    }
+
+    /// Notes that a call was abandoned before the upstream answered (see [`Self::suspected`]).
+    pub fn suspect(&self) {
+        self.suspect.store(true, Ordering::Release);
+        self.suspect_notify.notify_one();
+    }
+
+    /// Waits until a call is abandoned, then clears the mark.
+    pub async fn suspected(&self) {
+        loop {
+            if self.suspect.swap(false, Ordering::AcqRel) {
+                return;
+            }
+            self.suspect_notify.notified().await;
+        }
+    }
+
+    /// Sends `ping` and waits up to `timeout` for the answer.
+    pub async fn ping(&self, timeout: Duration) -> Result<(), UpstreamError> {
+        let peer = self
+            .peer()
+            .await
+            .ok_or_else(|| UpstreamError::Protocol("not connected".into()))?;
+        match tokio::time::timeout(
+            timeout,
+            peer.send_request(ClientRequest::PingRequest(Default::default())),
+        )
+        .await
+        {
+            Err(_) => Err(UpstreamError::Timeout(timeout)),
+            Ok(Err(e)) => Err(UpstreamError::Protocol(format!(
+                "ping failed: {}",
+                describe(&e)
+            ))),
+            Ok(Ok(_)) => Ok(()),
+        }
+    }
+
+    /// What the live connection's server says it offers.
+    pub async fn capabilities(&self) -> Option<ServerCapabilities> {
+        let peer = self.peer().await?;
+        Some(peer.peer_info()?.capabilities.clone())
     }
 
     /// Its name.
@@ -167,16 +358,52 @@ impl Upstream {
                 if let Some(dir) = cwd {
                     cmd.current_dir(dir);
                 }
-                let transport =
-                    TokioChildProcess::new(cmd).map_err(|source| UpstreamError::Spawn {
+                // Its own process group: closing the connection ends the child and whatever it
+                // started (`npx` runs the server as a grandchild), and a terminal's Ctrl-C
+                // reaches the gateway, which closes it in order.
+                let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
+                wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
+                let (transport, stderr) = TokioChildProcess::builder(wrapped)
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|source| UpstreamError::Spawn {
                         command: program.clone(),
                         source,
                     })?;
                 *self.pid.lock().unwrap_or_else(|p| p.into_inner()) = transport.id();
-                tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport))
-                    .await
-                    .map_err(|_| UpstreamError::Timeout(CONNECT_TIMEOUT))?
-                    .map_err(|e| UpstreamError::Protocol(format!("initialize failed: {e}")))?
+                self.stderr.clear();
+                let reader = stderr.map(|stderr| {
+                    let tail = self.stderr.clone();
+                    let name = self.name.clone();
+                    tokio::spawn(async move {
+                        let mut lines = tokio::io::BufReader::new(stderr).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            tracing::info!(source = %name, line = %line, "upstream stderr");
+                            tail.push(&line);
+                        }
+                    })
+                });
+                match tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport)).await {
+                    Err(_) => return Err(UpstreamError::Timeout(CONNECT_TIMEOUT)),
+                    Ok(Ok(running)) => running,
+                    Ok(Err(e)) => {
+                        // The child's stdout closed: give its stderr a moment to drain.
+                        if let Some(reader) = reader {
+                            let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+                        }
+                        let tail = self.stderr.lines();
+                        return Err(match &e {
+                            rmcp::service::ClientInitializeError::ConnectionClosed(_) => {
+                                UpstreamError::Exited(tail)
+                            }
+                            _ => UpstreamError::Protocol(format!(
+                                "initialize failed: {}{}",
+                                describe(&e),
+                                stderr_tail(&tail)
+                            )),
+                        });
+                    }
+                }
             }
             UpstreamSpec::Http { url, headers, .. } => {
                 let transport = http_transport(url, headers)?;
@@ -194,9 +421,14 @@ impl Upstream {
                 .map_err(|_| UpstreamError::Timeout(CONNECT_TIMEOUT))?
                 .map_err(|e| {
                     if e.auth_challenge().is_some() {
-                        UpstreamError::Unauthorized(e.to_string())
+                        UpstreamError::Unauthorized(describe(&e))
+                    } else if is_unreachable(&e) {
+                        UpstreamError::Unreachable {
+                            url: url.clone(),
+                            cause: root_cause(&e),
+                        }
                     } else {
-                        UpstreamError::Protocol(format!("initialize failed: {e}"))
+                        UpstreamError::Protocol(format!("initialize failed: {}", describe(&e)))
                     }
                 })?
             }
@@ -254,9 +486,9 @@ impl Upstream {
 /// From protocol 2026-07-28 on, a server's change notifications reach a client only through a
 /// `subscriptions/listen` subscription (a stateless HTTP server has no other stream to send them
 /// on). When the upstream speaks that protocol and says its tool list can change, this opens a
-/// subscription for `tools/list_changed` and forwards each notification as an event; the task
-/// ends with the connection. Older protocols deliver the notification to
-/// [`UpstreamClient::on_tool_list_changed`] instead.
+/// subscription for `tools/list_changed` (and the resource and prompt list changes it announces)
+/// and forwards each notification as an event; the task ends with the connection. Older
+/// protocols deliver the notifications to [`UpstreamClient`]'s handlers instead.
 fn listen_for_tool_changes(
     peer: &Peer<RoleClient>,
     name: &str,
@@ -265,18 +497,26 @@ fn listen_for_tool_changes(
     let Some(info) = peer.peer_info() else {
         return;
     };
-    let announces = info
-        .capabilities
-        .tools
-        .as_ref()
-        .and_then(|t| t.list_changed)
-        .unwrap_or(false);
-    if info.protocol_version.has_initialize() || !announces {
+    let caps = &info.capabilities;
+    let tools = caps.tools.as_ref().and_then(|t| t.list_changed) == Some(true);
+    let resources = caps.resources.as_ref().and_then(|t| t.list_changed) == Some(true);
+    let prompts = caps.prompts.as_ref().and_then(|t| t.list_changed) == Some(true);
+    if info.protocol_version.has_initialize() || !(tools || resources || prompts) {
         return;
     }
+    let mut builder = SubscriptionFilter::builder();
+    if tools {
+        builder = builder.tools_list_changed();
+    }
+    if resources {
+        builder = builder.resources_list_changed();
+    }
+    if prompts {
+        builder = builder.prompts_list_changed();
+    }
+    let filter = builder.build();
     let (peer, name, events) = (peer.clone(), name.to_owned(), events.clone());
     tokio::spawn(async move {
-        let filter = SubscriptionFilter::builder().tools_list_changed().build();
         let mut subscription = match peer.listen(filter).await {
             Ok(s) => s,
             Err(e) => {
@@ -286,15 +526,23 @@ fn listen_for_tool_changes(
         };
         loop {
             match subscription.next().await {
-                Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
-                    if events
-                        .send(UpstreamEvent::ToolsChanged(name.clone()))
-                        .is_err()
-                    {
+                Ok(Some(notification)) => {
+                    let event = match notification {
+                        ServerNotification::ToolListChangedNotification(_) => {
+                            UpstreamEvent::ToolsChanged(name.clone())
+                        }
+                        ServerNotification::ResourceListChangedNotification(_) => {
+                            UpstreamEvent::ResourcesChanged(name.clone())
+                        }
+                        ServerNotification::PromptListChangedNotification(_) => {
+                            UpstreamEvent::PromptsChanged(name.clone())
+                        }
+                        _ => continue,
+                    };
+                    if events.send(event).is_err() {
                         return;
                     }
                 }
-                Ok(Some(_)) => {}
                 Ok(None) => return,
                 Err(e) => {
                     tracing::debug!(upstream = %name, error = %e, "subscription ended");
@@ -323,6 +571,10 @@ fn http_transport(
     let mut custom = HashMap::new();
     for (name, value) in headers {
         let value = expand(value)?;
+        // Checked here, not by the HTTP client, so that a bad value is named by its header
+        // (the client's own error says only "builder error").
+        let header_value =
+            http::HeaderValue::from_str(&value).map_err(|_| UpstreamError::Header(name.clone()))?;
         if name.eq_ignore_ascii_case("authorization")
             && let Some(token) = value.strip_prefix("Bearer ")
         {
@@ -331,8 +583,6 @@ fn http_transport(
         }
         let header_name = http::HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| UpstreamError::Header(name.clone()))?;
-        let header_value =
-            http::HeaderValue::from_str(&value).map_err(|_| UpstreamError::Header(name.clone()))?;
         custom.insert(header_name, header_value);
     }
     config.custom_headers = custom;
@@ -350,7 +600,7 @@ async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolDef>, UpstreamErr
         let page = peer
             .list_tools(Some(params))
             .await
-            .map_err(|e| UpstreamError::Protocol(format!("tools/list failed: {e}")))?;
+            .map_err(|e| UpstreamError::Protocol(format!("tools/list failed: {}", describe(&e))))?;
         out.extend(page.tools.iter().map(convert::tool_def));
         match page.next_cursor {
             Some(next) => cursor = Some(next),
@@ -385,7 +635,7 @@ impl Upstream {
     }
 
     /// This session's own connection (its context headers resolved), made on first use.
-    async fn for_session(
+    pub(crate) async fn for_session(
         self: &Arc<Self>,
         session: &Arc<Session>,
     ) -> Result<Arc<Upstream>, ExecError> {
@@ -425,6 +675,18 @@ impl Upstream {
     }
 }
 
+/// Marks its upstream [suspect](Upstream::suspect) when dropped before it is forgotten.
+struct AbandonGuard<'a>(Option<&'a Arc<Upstream>>);
+
+impl Drop for AbandonGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(u) = self.0.take() {
+            tracing::debug!(upstream = %u.name, "call abandoned before its answer");
+            u.suspect();
+        }
+    }
+}
+
 /// Runs calls on an upstream.
 #[derive(Debug, Clone)]
 pub struct UpstreamExecutor(pub Arc<Upstream>);
@@ -455,22 +717,32 @@ impl Executor for UpstreamExecutor {
         Box::pin(async move {
             let Some(peer) = upstream.peer().await else {
                 return Err(ExecError::Unavailable(format!(
-                    "upstream {} is not running",
+                    "upstream {} is not connected (it is still connecting, or restarting)",
                     upstream.name
                 )));
             };
             let params = CallToolRequestParams::new(tool).with_arguments(arguments);
-            match peer.call_tool(params).await {
+            // Dropped unanswered (the call timed out or was cancelled): the supervisor pings.
+            let mut guard = AbandonGuard(Some(&upstream));
+            let answer = peer.call_tool(params).await;
+            guard.0 = None;
+            match answer {
                 Ok(result) => Ok(convert::call_result(&result)),
                 Err(e) if e.is_authorization_required() || e.auth_challenge().is_some() => {
                     Err(ExecError::Unauthorized {
                         upstream: upstream.name.clone(),
-                        message: e.to_string(),
+                        message: describe(&e),
                     })
                 }
+                Err(e) if is_unreachable(&e) => Err(ExecError::Unavailable(format!(
+                    "upstream {} cannot be reached: {}",
+                    upstream.name,
+                    root_cause(&e)
+                ))),
                 Err(e) => Err(ExecError::Failed(format!(
-                    "upstream {} failed: {e}",
-                    upstream.name
+                    "upstream {} failed: {}",
+                    upstream.name,
+                    describe(&e)
                 ))),
             }
         })

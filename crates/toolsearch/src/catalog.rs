@@ -108,6 +108,11 @@ pub struct SourceTools {
     /// Why the source is unavailable right now (`None`: available). Its tools stay
     /// discoverable; its group says so in `list_tool_groups`.
     pub unavailable: Option<String>,
+    /// The source has not finished connecting (a gateway upstream at start-up). Its group
+    /// offers the controls even before it has tools; see [`Directory::offers_controls`].
+    ///
+    /// [`Directory::offers_controls`]: directory::Directory::offers_controls
+    pub connecting: bool,
 }
 
 impl SourceTools {
@@ -120,6 +125,7 @@ impl SourceTools {
             tools,
             executor: None,
             unavailable: None,
+            connecting: false,
         }
     }
 
@@ -132,6 +138,7 @@ impl SourceTools {
             tools,
             executor: None,
             unavailable: None,
+            connecting: false,
         }
     }
 
@@ -144,6 +151,12 @@ impl SourceTools {
     /// Marks the source unavailable, with the reason.
     pub fn with_unavailable(mut self, reason: Option<String>) -> Self {
         self.unavailable = reason;
+        self
+    }
+
+    /// Marks the source as still connecting (see [`SourceTools::connecting`]).
+    pub fn with_connecting(mut self, connecting: bool) -> Self {
+        self.connecting = connecting;
         self
     }
 

@@ -290,7 +290,7 @@ impl Engine {
     /// control of this surface (or nothing is grouped). Does not count usage.
     pub fn handle_control(&self, name: &str, arguments: &Value) -> Option<ControlOutput> {
         let dir = self.catalog.snapshot();
-        if dir.tools().is_empty() {
+        if !dir.offers_controls() {
             return None;
         }
         let control = controls::control_for(&self.settings, name).filter(|c| !c.is_call())?;
@@ -334,8 +334,7 @@ impl Engine {
 
     async fn answer(&self, session: &Arc<Session>, name: &str, arguments: Value) -> CallResult {
         let dir = self.catalog.snapshot();
-        let control =
-            controls::control_for(&self.settings, name).filter(|_| !dir.tools().is_empty());
+        let control = controls::control_for(&self.settings, name).filter(|_| dir.offers_controls());
         let direct = || dir.direct().iter().find(|d| d.def.name == name);
         // On the capabilities surface a grouped tool is callable by its canonical name (the
         // per-turn tools of `turn_tools`).

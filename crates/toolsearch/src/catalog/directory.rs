@@ -93,6 +93,8 @@ pub struct Directory {
     direct: Vec<DirectEntry>,
     group_by_name: FxHashMap<String, u32>,
     tool_by_canonical: FxHashMap<String, ToolId>,
+    /// Some grouped source is still connecting.
+    connecting: bool,
     index: KeywordIndex,
     bm25: std::sync::Mutex<Option<Arc<Bm25Index>>>,
     vectors: std::sync::Mutex<Option<Arc<VectorIndex>>>,
@@ -140,6 +142,9 @@ impl Directory {
         let mut groups: FxHashMap<String, GroupParts> = FxHashMap::default();
         let mut pending = Vec::new();
         let mut direct = Vec::new();
+        let connecting = sources
+            .iter()
+            .any(|s| s.connecting && matches!(s.presentation, Presentation::Group(_)));
         for src in sources {
             let source: Arc<str> = Arc::from(src.source.as_str());
             match src.presentation {
@@ -239,10 +244,18 @@ impl Directory {
             direct,
             group_by_name,
             tool_by_canonical,
+            connecting,
             index,
             bm25: std::sync::Mutex::new(None),
             vectors: std::sync::Mutex::new(None),
         })
+    }
+
+    /// Whether the model is offered the controls: when some grouped tool exists, or while a
+    /// grouped source is still connecting (its tools are on the way; a source that failed to
+    /// connect does not count).
+    pub fn offers_controls(&self) -> bool {
+        !self.tools.is_empty() || self.connecting
     }
 
     /// Groups, sorted by name.
@@ -508,6 +521,25 @@ mod tests {
         assert_eq!(g, [("a", 0..2), ("a_", 2..4), ("ab", 4..5)]);
         assert_eq!(d.tool_id("a_", "b"), Some(3));
         assert_eq!(d.tool_id("a", "b"), None);
+    }
+
+    #[test]
+    fn a_connecting_source_offers_the_controls_a_failed_one_does_not() {
+        let empty = || src("up", "g", "an upstream", &[]);
+        let connecting = Directory::build(vec![empty().with_connecting(true)]).expect("valid");
+        assert!(connecting.tools().is_empty());
+        assert!(connecting.offers_controls());
+        let failed =
+            Directory::build(vec![empty().with_unavailable(Some("down".into()))]).expect("valid");
+        assert!(!failed.offers_controls());
+        let with_tools = Directory::build(vec![src("s", "g", "d", &["a"])]).expect("valid");
+        assert!(with_tools.offers_controls());
+        // A direct source still connecting has no group to offer.
+        let direct = Directory::build(vec![
+            SourceTools::direct("d", Vec::new()).with_connecting(true),
+        ])
+        .expect("valid");
+        assert!(!direct.offers_controls());
     }
 
     #[test]

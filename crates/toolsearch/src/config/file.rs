@@ -260,10 +260,34 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
             )),
         }
     }
-    let int =
-        |v: Option<i64>, default: usize| v.map_or(default, |n| usize::try_from(n).unwrap_or(0));
-    settings.max_results = int(search.max_results, settings.max_results);
-    settings.max_search_bytes = int(search.max_search_bytes, settings.max_search_bytes);
+    // A value no `usize` holds (negative) is reported as given; the range check of
+    // `Settings::problems` reports the rest.
+    let mut int = |key: &str,
+                   v: Option<i64>,
+                   default: usize,
+                   range: &std::ops::RangeInclusive<usize>| match v {
+        None => default,
+        Some(n) => usize::try_from(n).unwrap_or_else(|_| {
+            problems.push(format!(
+                "search.{key}: {n} is outside {}..={}",
+                range.start(),
+                range.end()
+            ));
+            default
+        }),
+    };
+    settings.max_results = int(
+        "max_results",
+        search.max_results,
+        settings.max_results,
+        &super::MAX_RESULTS_RANGE,
+    );
+    settings.max_search_bytes = int(
+        "max_search_bytes",
+        search.max_search_bytes,
+        settings.max_search_bytes,
+        &super::MAX_SEARCH_BYTES_RANGE,
+    );
     if let Some(b) = &search.bm25 {
         let p = &mut settings.bm25;
         let set = |slot: &mut f32, v: Option<f64>| {
@@ -821,6 +845,21 @@ name = "c"
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }
         assert_eq!(problems.len(), 15, "{text}");
+    }
+
+    #[test]
+    fn a_negative_number_is_reported_as_given() {
+        let e = parse("[search]\nmax_results = -5\nmax_search_bytes = -1\n").expect_err("invalid");
+        let ConfigError::Invalid { problems, .. } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(
+            problems,
+            &[
+                "search.max_results: -5 is outside 1..=100".to_owned(),
+                "search.max_search_bytes: -1 is outside 1024..=32768".to_owned()
+            ]
+        );
     }
 
     #[test]

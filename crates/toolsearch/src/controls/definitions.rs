@@ -41,9 +41,10 @@ fn def(name: &str, description: String, input_schema: Value) -> ToolDefinition {
     ToolDefinition::new(name, description, input_schema)
 }
 
-/// The controls of the configured surface; none when no grouped tool exists.
+/// The controls of the configured surface; none when no grouped tool exists (and no grouped
+/// source is still connecting).
 pub fn control_definitions(settings: &Settings, dir: &Directory) -> Vec<ToolDefinition> {
-    if dir.tools().is_empty() {
+    if !dir.offers_controls() {
         return Vec::new();
     }
     match settings.surface {
@@ -242,9 +243,9 @@ fn toolsearch_controls(settings: &Settings) -> Vec<ToolDefinition> {
     ]
 }
 
-/// The generated instructions for the model; `None` when no grouped tool exists.
+/// The generated instructions for the model; `None` when the controls are not offered.
 pub fn instructions(settings: &Settings, dir: &Directory) -> Option<String> {
-    if dir.tools().is_empty() {
+    if !dir.offers_controls() {
         return None;
     }
     let n = &settings.names;

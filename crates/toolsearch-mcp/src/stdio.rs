@@ -1,0 +1,205 @@
+//! The gateway's stdio transport: newline-delimited JSON-RPC on the process's standard streams
+//! (rmcp's non-blocking pipes), answering malformed input as JSON-RPC 2.0 requires instead of
+//! dropping it (rmcp's own line transport ignores unparsable lines).
+//!
+//! | input | answer |
+//! |---|---|
+//! | not UTF-8, not JSON, nested deeper than the parser allows | `-32700` parse error, `id: null` |
+//! | a line longer than [`MAX_LINE_BYTES`] (discarded without buffering it) | `-32600`, `id: null` |
+//! | JSON that is no JSON-RPC message (a batch, a scalar, a bad `method` or `params`) | `-32600`, with the request's `id` when it has a usable one, else `null` |
+//! | a malformed notification (no `id`) or response | nothing (JSON-RPC never answers those), logged |
+//!
+//! A request of a known MCP method whose params have the wrong shape reaches the server as a
+//! custom request, which [`crate::GatewayServer`] answers `-32602`.
+
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+
+/// Longest message line read (16 MiB); a longer one is answered `-32600` and skipped.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The gateway's server transport over a reader and a writer (by default stdin and stdout).
+#[derive(Debug)]
+pub struct JsonRpcStdio<R, W> {
+    read: BufReader<R>,
+    line: Vec<u8>,
+    /// An oversized line is being skipped up to its newline.
+    discarding: bool,
+    max_line: usize,
+    write: Arc<Mutex<W>>,
+}
+
+impl JsonRpcStdio<rmcp::transport::io::StdioReader, rmcp::transport::io::StdioWriter> {
+    /// Over the process's stdin and stdout (non-blocking pipes where they are FIFOs).
+    #[allow(clippy::new_without_default)] // it takes the process's standard streams
+    pub fn new() -> Self {
+        let (r, w) = rmcp::transport::stdio_pipes();
+        Self::with_io(r, w)
+    }
+}
+
+use crate::jsonrpc::{INVALID_REQUEST, Verdict, classify, error_response};
+
+enum LineRead {
+    Line,
+    Oversized,
+    Eof,
+    Failed(std::io::Error),
+}
+
+impl<R, W> JsonRpcStdio<R, W>
+where
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    /// Over any reader and writer (tests use in-memory pipes).
+    pub fn with_io(read: R, write: W) -> Self {
+        Self {
+            read: BufReader::new(read),
+            line: Vec::new(),
+            discarding: false,
+            max_line: MAX_LINE_BYTES,
+            write: Arc::new(Mutex::new(write)),
+        }
+    }
+
+    /// Sets the longest line read (default [`MAX_LINE_BYTES`]).
+    pub fn with_max_line_bytes(mut self, max: usize) -> Self {
+        self.max_line = max;
+        self
+    }
+
+    /// Reads one line into `self.line`, never holding more than `max_line` bytes of it.
+    /// Cancel-safe: `fill_buf` consumes nothing when dropped, and the copy and the `consume`
+    /// after it happen without an await between them; a partial line stays in `self.line`.
+    async fn read_line(&mut self) -> LineRead {
+        loop {
+            let buf = match self.read.fill_buf().await {
+                Ok(b) => b,
+                Err(e) => return LineRead::Failed(e),
+            };
+            if buf.is_empty() {
+                return LineRead::Eof;
+            }
+            let (chunk, done) = match memchr::memchr(b'\n', buf) {
+                Some(i) => (&buf[..i], true),
+                None => (buf, false),
+            };
+            let used = chunk.len() + usize::from(done);
+            if !self.discarding {
+                if self.line.len() + chunk.len() > self.max_line {
+                    self.discarding = true;
+                    self.line = Vec::new();
+                } else {
+                    self.line.extend_from_slice(chunk);
+                }
+            }
+            self.read.consume(used);
+            if done {
+                return if std::mem::take(&mut self.discarding) {
+                    LineRead::Oversized
+                } else {
+                    LineRead::Line
+                };
+            }
+        }
+    }
+
+    /// Writes `value` as one line, from a task of its own (so a cancelled `receive` never
+    /// leaves half a line on the wire).
+    fn answer(&self, value: Value) {
+        let write = self.write.clone();
+        tokio::spawn(async move {
+            let mut bytes = value.to_string().into_bytes();
+            bytes.push(b'\n');
+            let mut w = write.lock().await;
+            if let Err(e) = async {
+                w.write_all(&bytes).await?;
+                w.flush().await
+            }
+            .await
+            {
+                tracing::debug!(error = %e, "could not answer a malformed message");
+            }
+        });
+    }
+}
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+impl<R, W> Transport<RoleServer> for JsonRpcStdio<R, W>
+where
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let write = self.write.clone();
+        async move {
+            let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            bytes.push(b'\n');
+            let mut w = write.lock().await;
+            w.write_all(&bytes).await?;
+            w.flush().await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            match self.read_line().await {
+                LineRead::Line => {}
+                LineRead::Oversized => {
+                    tracing::warn!(
+                        max = self.max_line,
+                        "a message line over the limit was discarded"
+                    );
+                    self.answer(error_response(
+                        Value::Null,
+                        INVALID_REQUEST,
+                        format!(
+                            "Invalid Request: the message is longer than {} bytes",
+                            self.max_line
+                        ),
+                    ));
+                    continue;
+                }
+                LineRead::Eof => return None,
+                LineRead::Failed(e) => {
+                    tracing::error!(error = %e, "reading stdin failed");
+                    return None;
+                }
+            }
+            let line = std::mem::take(&mut self.line);
+            let text = line.strip_suffix(b"\r").unwrap_or(&line);
+            let text = text.strip_prefix(UTF8_BOM).unwrap_or(text);
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
+                Ok(message) => return Some(message),
+                Err(e) => match classify(text, &e) {
+                    Verdict::Answer(response) => {
+                        tracing::debug!(%response, "malformed message answered");
+                        self.answer(response);
+                    }
+                    Verdict::Ignore(why) => tracing::debug!(%why, "malformed message ignored"),
+                },
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        let mut w = self.write.lock().await;
+        w.flush().await
+    }
+}
