@@ -9,9 +9,9 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Map, Value, json};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+
+use common::{HttpGateway, root, temp_dir};
 
 fn server_js(name: &str) -> String {
     let p = root().join(format!(
@@ -134,13 +134,6 @@ async fn until_connected(client: &RunningService<RoleClient, ()>) -> Value {
             .is_some_and(|g| g.iter().all(|g| g.get("unavailable").is_none()))
     })
     .await
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("toolsearch-gw-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -325,47 +318,6 @@ fn run_python_client(mode: &str, config: &Path, notes: &Path, url: Option<&str>)
         "python client ({mode}) failed:\n{out}\n{err}"
     );
     out
-}
-
-/// A `toolsearch serve --http 127.0.0.1:0` child and the URL it announced.
-struct HttpGateway {
-    child: std::process::Child,
-    url: String,
-}
-
-impl HttpGateway {
-    fn start(config: &Path) -> Self {
-        use std::io::BufRead;
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"))
-            .args(["serve", "--http", "127.0.0.1:0", "--config"])
-            .arg(config)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn serve --http");
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = std::io::BufReader::new(stderr).lines();
-        let url = loop {
-            let line = lines
-                .next()
-                .expect("serve --http printed its address")
-                .expect("stderr line");
-            if let Some(rest) = line.split("serving MCP on ").nth(1) {
-                break rest.split_whitespace().next().expect("url").to_owned();
-            }
-        };
-        // Keep draining stderr so the gateway never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Self { child, url }
-    }
-}
-
-impl Drop for HttpGateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// The official Python SDK (from PyPI, installed by `.ci/run` into `target/pyenv`) drives the

@@ -122,11 +122,32 @@ fn stderr_tail(lines: &[String]) -> String {
     }
 }
 
+/// Where an error's chain of causes really starts: rmcp's initialize error keeps its transport
+/// error out of `source()`, so the chain is followed from that error instead.
+fn chain_of<'a>(e: &'a (dyn std::error::Error + 'static)) -> &'a (dyn std::error::Error + 'static) {
+    match e.downcast_ref::<rmcp::service::ClientInitializeError>() {
+        Some(rmcp::service::ClientInitializeError::TransportError { error, .. }) => error,
+        _ => e,
+    }
+}
+
+/// The next cause in an error's chain; rmcp's HTTP client error keeps the HTTP client's own
+/// error out of `source()`, so it is taken from there.
+fn next_cause<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(inner)) => Some(inner),
+        _ => e.source(),
+    }
+}
+
 /// The message of an rmcp or HTTP error and its causes, without Rust type names: each cause
 /// in the chain once, joined with `: `.
 pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
-    let mut next = Some(e);
+    let mut next = Some(chain_of(e));
     while let Some(err) = next {
         let text = err.to_string();
         // rmcp wraps transport errors in messages naming generic types (`WorkerTransport<…>`).
@@ -141,15 +162,15 @@ pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
         {
             parts.push(cleaned);
         }
-        next = err.source();
+        next = next_cause(err);
     }
     parts.join(": ")
 }
 
 /// The deepest cause of an error (what the OS said: "Connection refused (os error 111)").
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut last = e;
-    while let Some(next) = last.source() {
+    let mut last = chain_of(e);
+    while let Some(next) = next_cause(last) {
         last = next;
     }
     last.to_string()
@@ -157,7 +178,7 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// Whether an error chain says the peer could not be reached (not a protocol answer).
 fn is_unreachable(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut next = Some(e);
+    let mut next = Some(chain_of(e));
     while let Some(err) = next {
         if let Some(r) = err.downcast_ref::<reqwest::Error>()
             && (r.is_connect() || r.is_timeout())
@@ -167,7 +188,7 @@ fn is_unreachable(e: &(dyn std::error::Error + 'static)) -> bool {
         if err.downcast_ref::<std::io::Error>().is_some() {
             return true;
         }
-        next = err.source();
+        next = next_cause(err);
     }
     false
 }

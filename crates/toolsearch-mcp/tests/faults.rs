@@ -172,3 +172,185 @@ async fn a_hung_upstream_call_times_out_and_the_gateway_keeps_serving() {
     );
     g.shutdown().await;
 }
+
+async fn launch(toml: &str) -> Arc<Gateway> {
+    let config = parse_config("faults.toml", toml, std::path::Path::new(".")).expect("valid");
+    // An upstream that never answers initialize must not hold the gateway back (its connect
+    // timeout is 60 s).
+    tokio::time::timeout(Duration::from_secs(10), Gateway::launch(config))
+        .await
+        .expect("launch returns while upstreams still connect")
+        .expect("launches")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_still_connecting_is_listed_as_such_and_its_calls_answer_unavailable() {
+    let toml = format!(
+        "{}{}",
+        common::misbehaving_source("slow", "hang-init"),
+        common::misbehaving_source("quick", "")
+    );
+    let g = launch(&toml).await;
+    // Before anything connected, the controls are already there and say what is going on.
+    assert!(
+        g.engine()
+            .tools()
+            .iter()
+            .any(|t| t.name == "list_tool_groups")
+    );
+    let slow = group_line(&g, "slow").await;
+    assert!(
+        slow["unavailable"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("still connecting"),
+        "{slow}"
+    );
+    let (err, is_error) = json_of(
+        &g,
+        "call_tool",
+        json!({"group": "slow", "tool": "echo", "arguments": {"message": "x"}}),
+    )
+    .await;
+    assert!(is_error, "{err}");
+    // The tool is not listed yet, so the gateway cannot even resolve it: unknown, not a hang.
+    assert!(
+        ["unknown_tool", "unavailable"].contains(&err["error"].as_str().unwrap_or_default()),
+        "{err}"
+    );
+    // The well-behaved source becomes ready on its own while the other still hangs.
+    wait_for("the quick source", Duration::from_secs(15), || async {
+        group_line(&g, "quick").await.get("unavailable").is_none()
+    })
+    .await;
+    let (echoed, is_error) = json_of(
+        &g,
+        "call_tool",
+        json!({"group": "quick", "tool": "echo", "arguments": {"message": "ready"}}),
+    )
+    .await;
+    assert!(!is_error, "{echoed}");
+    assert!(
+        group_line(&g, "slow").await["unavailable"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("still connecting")
+    );
+    let statuses = g.statuses();
+    assert!(
+        statuses[0].connecting && !statuses[1].connecting,
+        "{statuses:?}"
+    );
+    g.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_upstream_is_pinged_after_a_timeout_and_restarted() {
+    let toml = format!(
+        "[limits]\ncall_timeout_ms = 1000\n\n{}",
+        common::misbehaving_source("frozen", "")
+    );
+    let g = launch(&toml).await;
+    g.settled().await;
+    let pid = g
+        .upstream("frozen")
+        .and_then(|u| u.pid())
+        .expect("child pid");
+    let (err, _) = json_of(
+        &g,
+        "call_tool",
+        json!({"group": "frozen", "tool": "freeze", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(err["error"], "timeout", "{err}");
+    // No answer to the health ping (the process is blocked): it is restarted, and calls work
+    // again instead of each waiting out the timeout.
+    wait_for(
+        "the frozen upstream to be replaced",
+        Duration::from_secs(20),
+        || async { g.upstream("frozen").and_then(|u| u.pid()) != Some(pid) },
+    )
+    .await;
+    wait_for(
+        "the restarted upstream",
+        Duration::from_secs(10),
+        || async {
+            !json_of(
+                &g,
+                "call_tool",
+                json!({"group": "frozen", "tool": "echo", "arguments": {"message": "back"}}),
+            )
+            .await
+            .1
+        },
+    )
+    .await;
+    wait_for(
+        "the frozen child to be gone",
+        Duration::from_secs(10),
+        || async { !alive(pid) },
+    )
+    .await;
+    g.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_call_that_answers_keeps_its_upstream() {
+    let toml = format!(
+        "[limits]\ncall_timeout_ms = 500\n\n{}",
+        common::misbehaving_source("sleepy", "")
+    );
+    let g = launch(&toml).await;
+    g.settled().await;
+    let pid = g.upstream("sleepy").and_then(|u| u.pid()).expect("pid");
+    let (err, _) = json_of(
+        &g,
+        "call_tool",
+        json!({"group": "sleepy", "tool": "sleep", "arguments": {"ms": 2000}}),
+    )
+    .await;
+    assert_eq!(err["error"], "timeout", "{err}");
+    // It answers the health ping, so it is kept.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(g.upstream("sleepy").and_then(|u| u.pid()), Some(pid));
+    assert!(
+        !json_of(
+            &g,
+            "call_tool",
+            json!({"group": "sleepy", "tool": "echo", "arguments": {"message": "x"}}),
+        )
+        .await
+        .1
+    );
+    g.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_to_start_say_why_in_plain_words() {
+    let toml = format!(
+        "{}[[source]]\nname = \"nowhere\"\nurl = \"http://127.0.0.1:1/mcp\"\ngroup = \"nowhere\"\ndescription = \"Nothing listens there\"\n",
+        common::misbehaving_source("dies", "die-on-start")
+    );
+    let config = parse_config("faults.toml", &toml, std::path::Path::new(".")).expect("valid");
+    let g = Gateway::start(config).await.expect("starts");
+    let statuses = g.statuses();
+    let dies = statuses[0].status.as_ref().expect_err("died");
+    assert!(
+        dies.contains("ended before it answered initialize")
+            && dies.contains("cannot open /srv/db: permission denied"),
+        "{dies}"
+    );
+    let nowhere = statuses[1].status.as_ref().expect_err("refused");
+    assert!(
+        nowhere.contains("cannot reach http://127.0.0.1:1/mcp")
+            && nowhere.to_lowercase().contains("connection refused"),
+        "{nowhere}"
+    );
+    for s in [dies, nowhere] {
+        assert!(
+            !s.contains("::") && !s.contains('<'),
+            "no Rust type names: {s}"
+        );
+    }
+    g.shutdown().await;
+}

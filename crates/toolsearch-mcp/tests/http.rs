@@ -223,3 +223,90 @@ async fn usage_limits_count_per_session_and_per_request_when_stateless() {
     server.shutdown().await;
     g.shutdown().await;
 }
+
+/// POSTs `body` to the gateway with the headers a streamable HTTP client sends.
+async fn raw_post(
+    url: &str,
+    authorization: &str,
+    session: Option<&str>,
+    body: Vec<u8>,
+) -> reqwest::Response {
+    toolsearch_mcp::upstream::install_crypto_provider();
+    let mut req = reqwest::Client::new()
+        .post(url)
+        .header("Authorization", authorization)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .header("MCP-Protocol-Version", "2025-06-18");
+    if let Some(s) = session {
+        req = req.header("Mcp-Session-Id", s);
+    }
+    req.body(body).send().await.expect("an answer")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_bodies_get_json_rpc_errors_and_sessions_end_with_200() {
+    let (g, server) = gateway_a().await;
+    let url = format!("http://{}/", server.local_addr);
+    let auth = format!("Bearer {}", token());
+
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    for (body, code) in [
+        (b"{not json".to_vec(), -32700),
+        (b"\xff\xfe".to_vec(), -32700),
+        (deep.into_bytes(), -32700),
+        (b"[]".to_vec(), -32600),
+        (
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":"x"}"#.to_vec(),
+            -32600,
+        ),
+    ] {
+        let shown = String::from_utf8_lossy(&body[..body.len().min(40)]).into_owned();
+        let r = raw_post(&url, &auth, None, body).await;
+        assert_eq!(r.status(), 400, "{shown}");
+        let v: Value = serde_json::from_str(&r.text().await.expect("body")).expect("JSON-RPC");
+        assert_eq!(v["jsonrpc"], "2.0", "{v}");
+        assert_eq!(v["error"]["code"], code, "{shown}: {v}");
+    }
+    let too_large = raw_post(&url, &auth, None, vec![b' '; 5 * 1024 * 1024]).await;
+    assert_eq!(too_large.status(), 413);
+
+    // The scheme of `Authorization` is case-insensitive (RFC 9110): `bearer` works.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let r = raw_post(
+        &url,
+        &format!("bearer {}", token()),
+        None,
+        init.to_string().into_bytes(),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    let session = r
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session")
+        .to_owned();
+    assert_eq!(
+        raw_post(&url, "Basic abc", None, init.to_string().into_bytes())
+            .await
+            .status(),
+        401
+    );
+
+    // Ending the session is a plain success.
+    let deleted = reqwest::Client::new()
+        .delete(&url)
+        .header("Authorization", &auth)
+        .header("Mcp-Session-Id", &session)
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(deleted.status(), 200);
+
+    server.shutdown().await;
+    g.shutdown().await;
+}

@@ -55,3 +55,20 @@ where
     });
     addr
 }
+
+/// `tests/mcp-servers/misbehaving-server.mjs` (see its header for the `MISBEHAVE` modes).
+#[allow(dead_code)] // not every test binary that shares this module uses it
+pub fn misbehaving_js() -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp-servers/misbehaving-server.mjs");
+    p.display().to_string()
+}
+
+/// A `[[source]]` running the misbehaving server in `mode` ("" for well-behaved).
+#[allow(dead_code)] // not every test binary that shares this module uses it
+pub fn misbehaving_source(name: &str, mode: &str) -> String {
+    format!(
+        "[[source]]\nname = {name:?}\ncommand = \"node\"\nargs = [{:?}]\nenv = {{ MISBEHAVE = {mode:?} }}\ngroup = {name:?}\ndescription = \"A test server that misbehaves on request\"\n\n",
+        misbehaving_js()
+    )
+}

@@ -1,0 +1,112 @@
+//! Helpers shared by the CLI's gateway test binaries.
+#![allow(dead_code)] // each test binary uses its own part
+
+use std::path::PathBuf;
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A fresh folder for one test.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("toolsearch-gw-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// `tests/mcp-servers/misbehaving-server.mjs` as a `[[source]]` in `mode` ("" behaves).
+pub fn misbehaving_source(name: &str, mode: &str) -> String {
+    let js = root().join("tests/mcp-servers/misbehaving-server.mjs");
+    format!(
+        "[[source]]\nname = {name:?}\ncommand = \"node\"\nargs = [{:?}]\nenv = {{ MISBEHAVE = {mode:?} }}\ngroup = {name:?}\ndescription = \"A test server that misbehaves on request\"\n\n",
+        js.display().to_string()
+    )
+}
+
+/// Whether process `pid` runs (a zombie does not).
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.contains(") Z ") && !s.contains(") X "))
+        .unwrap_or(false)
+}
+
+/// The processes whose parent is `pid`.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    // pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
+                    let rest = s.rsplit_once(')')?.1;
+                    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(pid)
+        })
+        .collect()
+}
+
+/// Sends `signal` (`TERM`, `INT`, `HUP`) to `pid` with kill(1).
+pub fn signal(pid: u32, signal: &str) {
+    let ok = std::process::Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(ok.success(), "kill -{signal} {pid}");
+}
+
+/// Waits up to `limit` for `check`; fails naming `what`.
+pub fn wait_until(what: &str, limit: std::time::Duration, mut check: impl FnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !check() {
+        assert!(started.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A `toolsearch serve --http 127.0.0.1:0` child and the URL it announced.
+pub struct HttpGateway {
+    pub child: std::process::Child,
+    pub url: String,
+}
+
+impl HttpGateway {
+    pub fn start(config: &std::path::Path) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"))
+            .args(["serve", "--http", "127.0.0.1:0", "--config"])
+            .arg(config)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn serve --http");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .expect("serve --http printed its address")
+                .expect("stderr line");
+            if let Some(rest) = line.split("serving MCP on ").nth(1) {
+                break rest.split_whitespace().next().expect("url").to_owned();
+            }
+        };
+        // Keep draining stderr so the gateway never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Self { child, url }
+    }
+}
+
+impl Drop for HttpGateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

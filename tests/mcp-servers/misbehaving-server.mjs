@@ -1,0 +1,49 @@
+// A stdio MCP server, on the official TypeScript SDK, that misbehaves on request, for the
+// gateway's fault tests. MISBEHAVE (environment) chooses how:
+//   hang-init     reads stdin but never answers (initialize included)
+//   die-on-start  writes a reason to stderr and exits 3 before any answer
+//   (unset)       serves the tools below
+// Tools: echo {message}; sleep {ms} (answers after ms milliseconds); freeze (blocks the whole
+// process forever: no later request, ping included, is ever answered); pid (its process id).
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { z } from "zod";
+
+const mode = process.env.MISBEHAVE ?? "";
+
+if (mode === "hang-init") {
+  process.stdin.resume();
+  setInterval(() => {}, 1 << 30);
+} else if (mode === "die-on-start") {
+  process.stderr.write("misbehaving-server: fatal: cannot open /srv/db: permission denied\n");
+  process.exit(3);
+} else {
+  const server = new McpServer({ name: "misbehaving", version: "1.0.0" });
+  const text = (t) => ({ content: [{ type: "text", text: String(t) }] });
+  server.registerTool(
+    "echo",
+    { description: "Echo the message back.", inputSchema: { message: z.string() } },
+    async ({ message }) => text(message),
+  );
+  server.registerTool(
+    "sleep",
+    { description: "Answer after the given milliseconds.", inputSchema: { ms: z.number() } },
+    async ({ ms }) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return text(`slept ${ms} ms`);
+    },
+  );
+  server.registerTool(
+    "freeze",
+    { description: "Block the process forever.", inputSchema: {} },
+    async () => {
+      for (;;) {}
+    },
+  );
+  server.registerTool(
+    "pid",
+    { description: "This process's id.", inputSchema: {} },
+    async () => text(process.pid),
+  );
+  await server.connect(new StdioServerTransport());
+}
