@@ -3,7 +3,8 @@
 Usage: gateway_client.py MODE TOOLSEARCH_BINARY CONFIG NOTES_FILE [URL]
 
 MODE is one of
-  session-stdio   the SDK's `ClientSession` (the initialize handshake) over stdio
+  session-stdio   the SDK's `ClientSession` (the initialize handshake) over stdio; also runs
+                  on the SDK's 1.x releases (camelCase result fields)
   client-stdio    the SDK's default `Client` (mode "auto": `server/discover`, protocol 2026-07-28
                   when the server speaks it) over stdio
   client-http     the default `Client` over streamable HTTP at URL (a running `serve --http`)
@@ -24,6 +25,14 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 CONTROLS = ["discover_tools", "describe_tool", "call_tool", "list_tools", "list_tool_groups"]
+
+
+def field(obj, name):
+    """A result field by its snake_case name (SDK 2.x), or its camelCase one (SDK 1.x)."""
+    if hasattr(obj, name):
+        return getattr(obj, name)
+    head, *rest = name.split("_")
+    return getattr(obj, head + "".join(w.capitalize() for w in rest))
 
 
 def payload(result):
@@ -73,11 +82,11 @@ async def controls(session, check, notes, server_info, instructions):
     read_result = await session.call_tool(
         "call_tool", {"group": "files", "tool": "read_text_file", "arguments": {"path": notes}}
     )
-    check(not read_result.is_error and "remember the milk" in json.dumps(read_result.model_dump()), "call", read_result)
+    check(not field(read_result, "is_error") and "remember the milk" in json.dumps(read_result.model_dump()), "call", read_result)
 
     refused = await session.call_tool("call_tool", {"group": "files", "tool": "read_text_file", "arguments": {"path": 7}})
     body = payload(refused)
-    check(refused.is_error and body["error"] == "invalid_arguments" and body["path"] == "/path", "invalid arguments", body)
+    check(field(refused, "is_error") and body["error"] == "invalid_arguments" and body["path"] == "/path", "invalid arguments", body)
 
 
 async def passthrough(client, check):
@@ -103,7 +112,7 @@ async def main(mode: str, binary: str, config: str, notes: str, url: str | None 
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 init = await session.initialize()
-                await controls(session, check, notes, init.server_info, init.instructions)
+                await controls(session, check, notes, field(init, "server_info"), init.instructions)
     elif mode in ("client-stdio", "client-http"):
         target = params if mode == "client-stdio" else url
         async with mcp.Client(target) as client:

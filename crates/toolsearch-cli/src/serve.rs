@@ -51,6 +51,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    let session_limits = (config.max_http_sessions, config.http_session_idle);
     runtime.block_on(async {
         let mut signals = Signals::new().context("installing signal handlers")?;
         // Upstreams connect in the background: the client's `initialize` is answered at once.
@@ -59,7 +60,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             tracing::warn!(%source, "{problem}");
         }
         if let Some(addr) = http {
-            let options = HttpOptions::new(addr).with_bearer_token(std::env::var(TOKEN_VAR).ok());
+            let options = HttpOptions::new(addr)
+                .with_bearer_token(std::env::var(TOKEN_VAR).ok())
+                .with_session_limits(session_limits.0, session_limits.1);
             if options.bearer_token.is_none() && !addr.ip().is_loopback() {
                 tracing::warn!(%addr, "serving beyond loopback without {TOKEN_VAR}: anyone who can reach it can call every tool");
             }

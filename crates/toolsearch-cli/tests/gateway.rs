@@ -289,11 +289,13 @@ fn check_reports_every_source() {
     assert!(broken.contains("error: cannot start"), "{broken}");
 }
 
-fn python() -> PathBuf {
-    let python = root().join("target/pyenv/bin/python");
+/// The Python of a venv `.ci/run` makes: `pyenv` (the newest SDK, tests/python/requirements.txt)
+/// or `pyenv-1x` (the last 1.x release, requirements-1x.txt).
+fn python(venv: &str) -> PathBuf {
+    let python = root().join(format!("target/{venv}/bin/python"));
     assert!(
         python.exists(),
-        "{} is missing: .ci/run creates it (python3 -m venv target/pyenv && target/pyenv/bin/pip install -r tests/python/requirements.txt)",
+        "{} is missing: .ci/run creates it (python3 -m venv target/{venv} && target/{venv}/bin/pip install -r tests/python/requirements*.txt)",
         python.display()
     );
     python
@@ -301,7 +303,17 @@ fn python() -> PathBuf {
 
 /// Runs `tests/python/gateway_client.py MODE ...` and returns its stdout; fails on a failed check.
 fn run_python_client(mode: &str, config: &Path, notes: &Path, url: Option<&str>) -> String {
-    let mut cmd = std::process::Command::new(python());
+    run_python_client_in("pyenv", mode, config, notes, url)
+}
+
+fn run_python_client_in(
+    venv: &str,
+    mode: &str,
+    config: &Path,
+    notes: &Path,
+    url: Option<&str>,
+) -> String {
+    let mut cmd = std::process::Command::new(python(venv));
     cmd.arg(root().join("tests/python/gateway_client.py"))
         .arg(mode)
         .arg(env!("CARGO_BIN_EXE_toolsearch"))
@@ -322,7 +334,8 @@ fn run_python_client(mode: &str, config: &Path, notes: &Path, url: Option<&str>)
 
 /// The official Python SDK (from PyPI, installed by `.ci/run` into `target/pyenv`) drives the
 /// gateway with both of its clients: `ClientSession` (initialize handshake) over stdio, and the
-/// default `Client`, which negotiates protocol 2026-07-28, over stdio and over HTTP.
+/// default `Client`, which negotiates protocol 2026-07-28, over stdio and over HTTP; the SDK's
+/// last 1.x release (`target/pyenv-1x`) drives it with its `ClientSession`.
 #[test]
 fn the_python_sdk_clients_work_with_the_gateway() {
     let dir = temp_dir("python");
@@ -335,6 +348,9 @@ fn the_python_sdk_clients_work_with_the_gateway() {
     let http = HttpGateway::start(&config);
     let out = run_python_client("client-http", &config, &notes, Some(&http.url));
     assert!(out.contains("12 passed, 0 failed"), "{out}");
+    // Clients still on the SDK's last 1.x release (the initialize handshake only).
+    let out = run_python_client_in("pyenv-1x", "session-stdio", &config, &notes, None);
+    assert!(out.contains("7 passed, 0 failed"), "{out}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -300,6 +300,12 @@ impl Gateway {
         self.resources_changed.subscribe()
     }
 
+    /// How many live listeners follow resource-list changes: one per open downstream session
+    /// (and per open subscription). It falls back when sessions end.
+    pub fn change_listeners(&self) -> usize {
+        self.resources_changed.receiver_count()
+    }
+
     /// Changes of the upstreams' prompts: the value is bumped on each.
     pub fn subscribe_prompt_changes(&self) -> watch::Receiver<u64> {
         self.prompts_changed.subscribe()

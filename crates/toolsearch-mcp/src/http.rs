@@ -11,10 +11,13 @@
 //! ~40 ms); a POST body that is not a JSON-RPC message is answered `400` with the JSON-RPC error
 //! the specification gives (`-32700` parse error, `-32600` invalid request; see
 //! [`crate::jsonrpc`]) instead of rmcp's `415`; a body over [`MAX_BODY_BYTES`] gets `413` with a
-//! JSON-RPC error; a `DELETE` that ends a session answers `200`.
+//! JSON-RPC error; a `DELETE` that ends a session answers `200`. Open sessions are bounded: at
+//! most [`HttpOptions::max_sessions`] at once (a new one over it gets `503` and `Retry-After`),
+//! each closed after [`HttpOptions::session_idle`] unused.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
@@ -43,16 +46,44 @@ pub struct HttpOptions {
     pub bearer_token: Option<String>,
     /// Extra allowed browser origins (besides loopback ones).
     pub allowed_origins: Vec<String>,
+    /// Most MCP sessions kept open at once; a new one over it gets 503 (default
+    /// [`DEFAULT_MAX_SESSIONS`]).
+    pub max_sessions: usize,
+    /// A session unused this long is closed (default [`DEFAULT_SESSION_IDLE`]).
+    pub session_idle: Duration,
 }
 
+/// Default of [`HttpOptions::max_sessions`]: an open session holds ~160 KB here (BENCHMARKS.md),
+/// so this bounds them near 160 MB.
+pub const DEFAULT_MAX_SESSIONS: usize = 1000;
+/// Default of [`HttpOptions::session_idle`] (rmcp's own default).
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(300);
+
 impl HttpOptions {
-    /// Options for `addr`, no token, loopback origins only.
+    /// Options for `addr`, no token, loopback origins only, the default session limits.
     pub fn new(addr: SocketAddr) -> Self {
         Self {
             addr,
             bearer_token: None,
             allowed_origins: Vec::new(),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle: DEFAULT_SESSION_IDLE,
         }
+    }
+
+    /// Sets the session limits (`None` keeps a default).
+    pub fn with_session_limits(
+        mut self,
+        max_sessions: Option<usize>,
+        idle: Option<Duration>,
+    ) -> Self {
+        if let Some(n) = max_sessions {
+            self.max_sessions = n.max(1);
+        }
+        if let Some(d) = idle {
+            self.session_idle = d;
+        }
+        self
     }
 
     /// Requires this bearer token.
@@ -125,8 +156,9 @@ fn json_rpc_error(status: StatusCode, body: &serde_json::Value) -> HttpResponse 
 }
 
 /// Reads a POST body; answers a body that is too large, unreadable or no JSON-RPC message
-/// itself, and hands anything else on as bytes.
-async fn checked_body(body: Incoming) -> Result<Bytes, HttpResponse> {
+/// itself, and hands anything else on as bytes, saying whether it is an `initialize` request
+/// (which opens a session).
+async fn checked_body(body: Incoming) -> Result<(Bytes, bool), HttpResponse> {
     use http_body_util::Limited;
     let collected = match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(c) => c.to_bytes(),
@@ -149,7 +181,14 @@ async fn checked_body(body: Incoming) -> Result<Bytes, HttpResponse> {
         }
     };
     match serde_json::from_slice::<ClientJsonRpcMessage>(&collected) {
-        Ok(_) => Ok(collected),
+        Ok(message) => {
+            let opens = matches!(
+                &message,
+                ClientJsonRpcMessage::Request(r)
+                    if matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_))
+            );
+            Ok((collected, opens))
+        }
         Err(e) => {
             let body = match jsonrpc::classify(&collected, &e) {
                 jsonrpc::Verdict::Answer(body) => body,
@@ -164,6 +203,21 @@ async fn checked_body(body: Incoming) -> Result<Bytes, HttpResponse> {
             Err(json_rpc_error(StatusCode::BAD_REQUEST, &body))
         }
     }
+}
+
+/// 503 for a new session over [`HttpOptions::max_sessions`].
+fn too_many_sessions(max: usize) -> HttpResponse {
+    let body = jsonrpc::error_response(
+        serde_json::Value::Null,
+        -32000,
+        format!("the gateway has {max} open sessions, its limit; try again when one has ended"),
+    );
+    let mut r = json_rpc_error(StatusCode::SERVICE_UNAVAILABLE, &body);
+    r.headers_mut().insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_static("5"),
+    );
+    r
 }
 
 fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
@@ -201,9 +255,13 @@ pub async fn serve_http(
         config.disable_allowed_hosts()
     };
     let factory_gateway = gateway.clone();
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(options.session_idle);
+    let sessions = Arc::new(manager);
+    let max_sessions = options.max_sessions;
     let service = Arc::new(StreamableHttpService::new(
         move || Ok(GatewayServer::new(factory_gateway.clone())),
-        LocalSessionManager::default().into(),
+        sessions.clone(),
         config,
     ));
     let token: Token = Arc::new(std::sync::RwLock::new(bearer(options.bearer_token)));
@@ -226,11 +284,13 @@ pub async fn serve_http(
             }
             let service = service.clone();
             let token = token.clone();
+            let sessions = sessions.clone();
             let conn_stop = accept_stop.clone();
             tokio::spawn(async move {
                 let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
                     let service = service.clone();
                     let token = token.clone();
+                    let sessions = sessions.clone();
                     async move {
                         let expected = token.read().unwrap_or_else(|p| p.into_inner()).clone();
                         if let Some(expected) = expected {
@@ -250,7 +310,15 @@ pub async fn serve_http(
                         let is_delete = parts.method == http::Method::DELETE;
                         let body = if parts.method == http::Method::POST {
                             match checked_body(body).await {
-                                Ok(bytes) => Full::new(bytes),
+                                Ok((bytes, opens_session)) => {
+                                    if opens_session
+                                        && !parts.headers.contains_key("mcp-session-id")
+                                        && sessions.sessions.read().await.len() >= max_sessions
+                                    {
+                                        return Ok(too_many_sessions(max_sessions));
+                                    }
+                                    Full::new(bytes)
+                                }
                                 Err(answer) => return Ok(answer),
                             }
                         } else {

@@ -13,6 +13,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::Value;
+use tokio_util::sync::{CancellationToken, DropGuard};
 use toolsearch::dispatch::Session;
 
 use crate::convert;
@@ -49,14 +50,21 @@ const KNOWN_METHODS: [&str; 21] = [
 pub struct GatewayServer {
     gateway: Arc<Gateway>,
     session: Arc<Session>,
+    /// Cancelled when the last clone of this server is dropped (its session has ended), which
+    /// ends the session's notification task: without it every closed session left one behind.
+    ended: CancellationToken,
+    _alive: Arc<DropGuard>,
 }
 
 impl GatewayServer {
     /// A server for a new downstream session.
     pub fn new(gateway: Arc<Gateway>) -> Self {
+        let ended = CancellationToken::new();
         Self {
             gateway,
             session: Arc::new(Session::new()),
+            _alive: Arc::new(ended.clone().drop_guard()),
+            ended,
         }
     }
 }
@@ -95,12 +103,14 @@ impl ServerHandler for GatewayServer {
         let mut resources = self.gateway.subscribe_resource_changes();
         let mut prompts = self.gateway.subscribe_prompt_changes();
         let peer = context.peer;
+        let ended = self.ended.clone();
         tokio::spawn(async move {
             tools.mark_unchanged();
             resources.mark_unchanged();
             prompts.mark_unchanged();
             loop {
                 let sent = tokio::select! {
+                    () = ended.cancelled() => false,
                     c = tools.changed() => match c {
                         Ok(()) => peer.notify_tool_list_changed().await.is_ok(),
                         Err(_) => false,

@@ -310,3 +310,104 @@ async fn malformed_bodies_get_json_rpc_errors_and_sessions_end_with_200() {
     server.shutdown().await;
     g.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_sessions_are_bounded_and_closed_ones_make_room() {
+    let g = gateway(&format!(
+        "[[source]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}]\ngroup = \"everything\"\ndescription = \"Reference test server\"\n",
+        common::everything_js()
+    ))
+    .await;
+    let options = HttpOptions::new("127.0.0.1:0".parse().expect("addr"))
+        .with_bearer_token(Some(token()))
+        .with_session_limits(Some(2), None);
+    let server = serve_http(g.clone(), options).await.expect("bind");
+    let url = format!("http://{}/", server.local_addr);
+    let auth = format!("Bearer {}", token());
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+    .to_string()
+    .into_bytes();
+    let open = || raw_post(&url, &auth, None, init.clone());
+    let first = open().await;
+    assert_eq!(first.status(), 200);
+    let first_id = first.headers()["mcp-session-id"]
+        .to_str()
+        .expect("id")
+        .to_owned();
+    assert_eq!(open().await.status(), 200);
+    let refused = open().await;
+    assert_eq!(refused.status(), 503, "over the limit");
+    assert!(refused.headers().contains_key("retry-after"));
+    let v: Value = serde_json::from_str(&refused.text().await.expect("body")).expect("JSON-RPC");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("2 open sessions"),
+        "{v}"
+    );
+
+    // An existing session still works, and ending one makes room.
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let r = raw_post(&url, &auth, Some(&first_id), list.into_bytes()).await;
+    assert_eq!(r.status(), 200);
+    let deleted = reqwest::Client::new()
+        .delete(&url)
+        .header("Authorization", &auth)
+        .header("Mcp-Session-Id", &first_id)
+        .header("MCP-Protocol-Version", "2025-06-18")
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(deleted.status(), 200);
+    let mut reopened = 503;
+    for _ in 0..50 {
+        reopened = open().await.status().as_u16();
+        if reopened == 200 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(reopened, 200);
+    server.shutdown().await;
+    g.shutdown().await;
+}
+
+/// Each legacy HTTP session follows list changes in a task of its own; when the session ends,
+/// the task ends too (they used to pile up, ~15 MB per 1,000 closed sessions).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_sessions_leave_no_task_behind() {
+    let (g, server) = gateway_a().await;
+    let url = format!("http://{}/", server.local_addr);
+    let before = g.change_listeners();
+    let mut clients = Vec::new();
+    for _ in 0..5 {
+        let client =
+            ().serve(client_transport(url.clone(), Some(&token())))
+                .await
+                .expect("initialize");
+        client.list_all_tools().await.expect("tools/list");
+        clients.push(client);
+    }
+    assert_eq!(
+        g.change_listeners(),
+        before + 5,
+        "one listener per open session"
+    );
+    for c in clients {
+        c.cancel().await.expect("close");
+    }
+    let started = std::time::Instant::now();
+    while g.change_listeners() != before {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "listeners left behind: {} (were {before})",
+            g.change_listeners()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    server.shutdown().await;
+    g.shutdown().await;
+}

@@ -512,11 +512,19 @@ mod tests {
 
     #[test]
     fn fast_and_thorough_paths_agree() {
-        let toolbench = std::fs::read_to_string(concat!(
+        let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../../shared/data/toolbench-stable/catalog.json"
-        ))
-        .expect("toolbench catalog");
+        );
+        // The shared data may be skipped outside CI (see `TOOLSEARCH_SKIP_SHARED_DATA`).
+        let toolbench = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(_) if std::env::var("TOOLSEARCH_SKIP_SHARED_DATA").as_deref() == Ok("1") => {
+                eprintln!("skipped the ToolBench catalog: {path} is missing");
+                "{}".to_owned()
+            }
+            Err(e) => panic!("{path}: {e}"),
+        };
         let valid = [
             r#"{"groups":[{"name":"g","description":"d","instructions":["i"],"tools":[{"name":"t","description":null,"inputSchema":null,"outputSchema":{"type":"object"},"title":"x"}]}],"tools":[{"name":"d"}]}"#,
             r#"{}"#,

@@ -1,6 +1,7 @@
 //! The gateway config file: TOML → raw serde structs (unknown keys rejected) → [`Config`].
 //!
-//! Keys beyond DESIGN.md's: `[limits] call_timeout_ms` and `max_tool_calls`,
+//! Keys beyond DESIGN.md's: `[limits] call_timeout_ms`, `max_tool_calls`, `max_http_sessions`
+//! and `http_session_idle_s`,
 //! `[[source]] cwd` (working directory of a stdio child),
 //! `[[source]] instructions` (the source's guidance, a list of strings), and the extra control
 //! names under `[names]` (`describe`, `call`, `list`, `list_groups`, `search_proxy`,
@@ -32,6 +33,8 @@ struct RawConfig {
 struct RawLimits {
     call_timeout_ms: Option<i64>,
     max_tool_calls: Option<i64>,
+    max_http_sessions: Option<i64>,
+    http_session_idle_s: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -174,6 +177,12 @@ pub struct Config {
     pub call_timeout: Option<std::time::Duration>,
     /// `[limits] max_tool_calls`: tool calls per downstream session (a proxied call counts two).
     pub max_tool_calls: Option<u64>,
+    /// `[limits] max_http_sessions`: open MCP sessions `serve --http` keeps at once (default
+    /// 1000); a new session over the limit is refused with 503 until one ends.
+    pub max_http_sessions: Option<usize>,
+    /// `[limits] http_session_idle_s`: an HTTP session unused this long is closed (default
+    /// 300 s).
+    pub http_session_idle: Option<std::time::Duration>,
     /// `skills`: folders of Agent Skills (`SKILL.md`) for the `capabilities` surface, each a
     /// skill folder or a folder of them; relative to the config file's folder.
     pub skills: Vec<PathBuf>,
@@ -428,6 +437,26 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
             None
         }
     };
+    let max_http_sessions = match limits.max_http_sessions {
+        None => None,
+        Some(n) if (1..=1_000_000).contains(&n) => Some(n as usize),
+        Some(n) => {
+            problems.push(format!(
+                "limits.max_http_sessions: {n} is outside 1..=1000000"
+            ));
+            None
+        }
+    };
+    let http_session_idle = match limits.http_session_idle_s {
+        None => None,
+        Some(n) if (1..=86_400).contains(&n) => Some(std::time::Duration::from_secs(n as u64)),
+        Some(n) => {
+            problems.push(format!(
+                "limits.http_session_idle_s: {n} is outside 1..=86400"
+            ));
+            None
+        }
+    };
     let skills = raw
         .skills
         .unwrap_or_default()
@@ -446,6 +475,8 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
         sources,
         call_timeout,
         max_tool_calls,
+        max_http_sessions,
+        http_session_idle,
         skills,
     }
 }
@@ -864,9 +895,22 @@ name = "c"
 
     #[test]
     fn limits() {
-        let c = parse("[limits]\ncall_timeout_ms = 1500\nmax_tool_calls = 40\n").expect("valid");
+        let c = parse("[limits]\ncall_timeout_ms = 1500\nmax_tool_calls = 40\nmax_http_sessions = 50\nhttp_session_idle_s = 60\n").expect("valid");
         assert_eq!(c.call_timeout, Some(std::time::Duration::from_millis(1500)));
         assert_eq!(c.max_tool_calls, Some(40));
+        assert_eq!(c.max_http_sessions, Some(50));
+        assert_eq!(
+            c.http_session_idle,
+            Some(std::time::Duration::from_secs(60))
+        );
+        let e = parse("[limits]\nmax_http_sessions = 0\nhttp_session_idle_s = -1\n")
+            .expect_err("invalid");
+        let text = e.to_string();
+        assert!(
+            text.contains("limits.max_http_sessions: 0 is outside")
+                && text.contains("limits.http_session_idle_s: -1 is outside"),
+            "{text}"
+        );
         let e = parse("[limits]\ncall_timeout_ms = 0\nmax_tool_calls = 0\n").expect_err("invalid");
         let text = e.to_string();
         assert!(

@@ -16,6 +16,23 @@ pub fn shared_data(rel: &str) -> PathBuf {
     crate_dir().join("../../../shared/data").join(rel)
 }
 
+/// [`shared_data`] when it exists; `None` (the test then skips, saying so) when it is missing
+/// and `TOOLSEARCH_SKIP_SHARED_DATA=1` allows that (`.ci/run` sets it outside CI in a clone
+/// without `../shared`). Missing otherwise is a failure.
+pub fn shared_data_or_skip(rel: &str) -> Option<PathBuf> {
+    let path = shared_data(rel);
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("TOOLSEARCH_SKIP_SHARED_DATA").as_deref() == Ok("1"),
+        "{} is missing: these tests read the shared retrieval data beside the repository (set TOOLSEARCH_SKIP_SHARED_DATA=1 to skip them)",
+        path.display()
+    );
+    eprintln!("skipped: {} is missing", path.display());
+    None
+}
+
 /// Sources of a fixture under `tests/fixtures/`.
 pub fn fixture_sources(name: &str) -> Vec<SourceTools> {
     let path = crate_dir().join("tests/fixtures").join(name);
