@@ -98,6 +98,10 @@ async def passthrough(client, check):
     read = await client.read_resource(first)
     check(len(read.contents) > 0, "resource read", read)
 
+    templates = await client.list_resource_templates()
+    shapes = [str(field(t, "uri_template")) for t in templates.resource_templates]
+    check(any(t.startswith("toolsearch://everything/") for t in shapes), "resource templates listed", shapes)
+
     prompts = await client.list_prompts()
     names = [p.name for p in prompts.prompts]
     check("everything__simple-prompt" in names, "prompts listed", names)

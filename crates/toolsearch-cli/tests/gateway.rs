@@ -344,10 +344,10 @@ fn the_python_sdk_clients_work_with_the_gateway() {
     let out = run_python_client("session-stdio", &config, &notes, None);
     assert!(out.contains("7 passed, 0 failed"), "{out}");
     let out = run_python_client("client-stdio", &config, &notes, None);
-    assert!(out.contains("12 passed, 0 failed"), "{out}");
+    assert!(out.contains("13 passed, 0 failed"), "{out}");
     let http = HttpGateway::start(&config);
     let out = run_python_client("client-http", &config, &notes, Some(&http.url));
-    assert!(out.contains("12 passed, 0 failed"), "{out}");
+    assert!(out.contains("13 passed, 0 failed"), "{out}");
     // Clients still on the SDK's last 1.x release (the initialize handshake only).
     let out = run_python_client_in("pyenv-1x", "session-stdio", &config, &notes, None);
     assert!(out.contains("7 passed, 0 failed"), "{out}");
