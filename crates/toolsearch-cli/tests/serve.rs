@@ -1,5 +1,5 @@
-//! `toolsearch serve` as an operator meets it: signals on both transports leave no process
-//! behind, SIGHUP does not kill it, malformed JSON-RPC on stdio is answered as the
+//! `toolsearch serve` as an operator meets it: SIGTERM and SIGINT on both transports leave no
+//! process behind, SIGHUP kills neither, malformed JSON-RPC on stdio is answered as the
 //! specification says, and `check` refuses what could never work.
 
 mod common;
@@ -78,6 +78,16 @@ async fn stdio_stop(sig: &str) {
     let pending = tokio::spawn(async move { peer.call_tool(sleep_call()).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
 
+    // SIGHUP is reserved for reloading: logged, and the gateway keeps serving.
+    signal(gateway, "HUP");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(alive(gateway), "SIGHUP must not kill the gateway");
+    let groups = client
+        .call_tool(CallToolRequestParams::new("list_tool_groups"))
+        .await
+        .expect("still answering after SIGHUP");
+    assert!(!groups.is_error.unwrap_or(false));
+
     signal(gateway, sig);
     wait_until(
         &format!("the gateway to exit on SIG{sig}"),
@@ -110,7 +120,16 @@ async fn sigint_on_stdio_ends_the_gateway_and_its_upstreams() {
 
 #[test]
 fn http_serving_survives_sighup_and_stops_cleanly_on_sigterm() {
-    let dir = temp_dir("sig-http");
+    http_stop("TERM");
+}
+
+#[test]
+fn http_serving_stops_cleanly_on_sigint() {
+    http_stop("INT");
+}
+
+fn http_stop(sig: &str) {
+    let dir = temp_dir(&format!("sig-http-{sig}"));
     let config = config(&dir, &misbehaving_source("sleepy", ""));
     let mut http = HttpGateway::start(&config);
     let gateway = http.child.id();
@@ -133,7 +152,7 @@ fn http_serving_survives_sighup_and_stops_cleanly_on_sigterm() {
         let _ = client.cancel().await;
     });
 
-    signal(gateway, "TERM");
+    signal(gateway, sig);
     let status = http.child.wait().expect("exit");
     assert!(status.success(), "{status:?}");
     for pid in upstreams {
