@@ -213,9 +213,13 @@ async fn a_source_still_connecting_is_listed_as_such_and_its_calls_answer_unavai
     )
     .await;
     assert!(is_error, "{err}");
-    // The tool is not listed yet, so the gateway cannot even resolve it: unknown, not a hang.
+    // Its tools are not listed yet: the answer says the source is connecting, not "unknown".
+    assert_eq!(err["error"], "unavailable", "{err}");
     assert!(
-        ["unknown_tool", "unavailable"].contains(&err["error"].as_str().unwrap_or_default()),
+        err["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("still connecting"),
         "{err}"
     );
     // The well-behaved source becomes ready on its own while the other still hangs.

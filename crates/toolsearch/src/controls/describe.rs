@@ -54,7 +54,26 @@ pub(crate) fn resolve(
     if let Some(id) = dir.tool_id(group, tool) {
         return Ok(id);
     }
-    let range = dir.groups()[g as usize].tools.clone();
+    let entry = &dir.groups()[g as usize];
+    if !entry.unavailable.is_empty() {
+        // The tool may belong to a source that is connecting or down: say that, not "unknown".
+        let why: Vec<String> = entry
+            .unavailable
+            .iter()
+            .map(|(s, r)| format!("{s}: {r}"))
+            .collect();
+        return Err(ToolError::new(
+            "unavailable",
+            format!(
+                "Group {group:?} lists no tool named {tool:?} right now, and a source of it is unavailable ({}); its tools appear when it is back. Nothing ran; try again later, or call {} with group {group:?} to see its current tools.",
+                why.join("; "),
+                settings.names.discover
+            ),
+        )
+        .with("group", group)
+        .with("tool", tool));
+    }
+    let range = entry.tools.clone();
     let hint = range
         .clone()
         .map(|id| dir.tool(id))
