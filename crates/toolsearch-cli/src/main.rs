@@ -27,7 +27,7 @@ struct Cli {
 enum Command {
     /// Run one control on a catalog and print exactly the JSON the model would receive.
     Control(control::ControlArgs),
-    /// Serve the gateway over MCP (stdio) in front of the configured sources.
+    /// Serve the gateway over MCP (stdio, or HTTP with --http) in front of the configured sources.
     Serve(serve::ServeArgs),
     /// Validate a config, connect to every source, and print each one's state.
     Check(check::CheckArgs),
