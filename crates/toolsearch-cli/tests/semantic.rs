@@ -177,7 +177,7 @@ fn control_serves_the_configured_dense_method_and_eval_measures_it() {
         "{out}"
     );
 
-    // eval on a slice of metatool: semantic and hybrid both rank, with the DESIGN keys.
+    // eval on a slice of metatool: semantic and hybrid both rank, with the keys of the reference.
     let data = root().join("../shared/data/metatool");
     if !data.join("queries.jsonl").exists() {
         assert!(

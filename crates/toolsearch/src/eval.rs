@@ -1,7 +1,7 @@
 //! Retrieval quality: queries with known relevant tools, ranked by a method, scored with the
-//! DESIGN.md metrics (Recall@k, nDCG@10 with binary gains, MRR) and timed.
+//! docs/reference.md metrics (Recall@k, nDCG@10 with binary gains, MRR) and timed.
 //!
-//! Choices where DESIGN.md is silent:
+//! Choices where docs/reference.md is silent:
 //! - Each query is ranked to depth [`DEPTH`] (20); MRR counts a first relevant hit within it
 //!   (0 otherwise), and recall@k is kept for k = 1..=20 (for plots).
 //! - A relevant id that is not in the catalog stays in its query's denominator (it can never be
@@ -155,7 +155,7 @@ impl Report {
         self.recall[k.clamp(1, DEPTH) - 1]
     }
 
-    /// The `--json` object of DESIGN.md, keys in its order.
+    /// The `--json` object of docs/reference.md, keys in its order.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({
             "method": self.method,

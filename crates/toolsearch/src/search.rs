@@ -9,7 +9,7 @@ pub mod semantic;
 
 pub use keyword::{KeywordIndex, Match, Rank, Ranked};
 
-/// Searchable fields, in priority order (DESIGN.md, `discover_tools` rule 4).
+/// Searchable fields, in priority order (docs/reference.md, `discover_tools` rule 4).
 pub const FIELDS: [&str; 5] = [
     "name",
     "description",
@@ -43,7 +43,7 @@ pub struct Hit {
     pub tool: ToolId,
     /// Its score: BM25 score for `bm25`; cosine similarity for `semantic`; the fused score
     /// for `hybrid`; for `keyword`, the number of query keywords it covers (ties are broken by
-    /// the DESIGN.md buckets, then by canonical name).
+    /// the docs/reference.md buckets, then by canonical name).
     pub score: f64,
 }
 

@@ -1,6 +1,6 @@
 //! Text rules shared by every search method: words, folding, description summaries.
 //!
-//! DESIGN.md defines *words* as: split a text at camelCase boundaries (acronyms too), case-fold,
+//! The reference defines *words* as: split a text at camelCase boundaries (acronyms too), case-fold,
 //! then take the maximal runs of Unicode letters and digits. Choices where it is silent:
 //!
 //! - A camelCase boundary sits between a lowercase letter or a digit and an uppercase letter

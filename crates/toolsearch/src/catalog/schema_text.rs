@@ -1,7 +1,7 @@
 //! The searchable text of an input schema: property names and `description` strings.
 //!
 //! Read from the physical schema tree without resolving `$ref`. The walk enters exactly the
-//! keywords DESIGN.md lists; `patternProperties` keys are patterns, not names, so they are
+//! keywords docs/reference.md lists; `patternProperties` keys are patterns, not names, so they are
 //! walked into but not collected as property names. Defaults, examples, enum values and titles
 //! are never collected.
 

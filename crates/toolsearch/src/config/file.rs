@@ -1,6 +1,6 @@
 //! The gateway config file: TOML → raw serde structs (unknown keys rejected) → [`Config`].
 //!
-//! Keys beyond DESIGN.md's: `[limits] call_timeout_ms`, `max_tool_calls`, `max_http_sessions`
+//! Keys beyond the reference's: `[limits] call_timeout_ms`, `max_tool_calls`, `max_http_sessions`
 //! and `http_session_idle_s`,
 //! `[[source]] cwd` (working directory of a stdio child),
 //! `[[source]] instructions` (the source's guidance, a list of strings), and the extra control

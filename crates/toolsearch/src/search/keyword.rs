@@ -1,4 +1,4 @@
-//! The deterministic `keyword` ranking of DESIGN.md, on an index built once per snapshot.
+//! The deterministic `keyword` ranking of docs/reference.md, on an index built once per snapshot.
 //!
 //! All text work happens at build time. Per query, each keyword is resolved to the tools it
 //! hits and the strongest hit per tool:
@@ -50,7 +50,7 @@ impl Postings {
 }
 
 /// How well one tool matches a query; greater is better. The derived order is exactly the
-/// DESIGN.md order: exact match, then keywords covered, then the bucket counts in priority order.
+/// The reference's order: exact match, then keywords covered, then the bucket counts in priority order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Rank {
     /// The trimmed query equals the tool's local or canonical name, ignoring case.

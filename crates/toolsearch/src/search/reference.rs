@@ -11,7 +11,7 @@ use crate::search::keyword::{Match, Rank, best_first, for_each_field};
 use crate::search::{BUCKETS, FIELDS};
 use crate::text::{distinct_words, fold, words};
 
-/// Every match of `query` in `scope`, best first, exactly per DESIGN.md.
+/// Every match of `query` in `scope`, best first, exactly per docs/reference.md.
 pub fn rank_all(dir: &Directory, query: &str, scope: Range<ToolId>) -> Vec<Match> {
     rank_all_fields(dir, query, scope, crate::search::keyword::ALL_FIELDS)
 }

@@ -1,4 +1,4 @@
-//! The seed examples and rules of DESIGN.md, asserted directly (independent of golden files).
+//! The seed examples and rules of the reference, asserted directly (independent of golden files).
 
 use serde_json::json;
 use toolsearch::Settings;
