@@ -20,6 +20,27 @@ impl ClientHandler for Recorder {
     }
 }
 
+/// A client with `handler`, connected to its own `GatewayServer` session over an in-memory
+/// stream.
+async fn connect<H: ClientHandler>(
+    gateway: &std::sync::Arc<Gateway>,
+    handler: H,
+) -> rmcp::service::RunningService<RoleClient, H> {
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let server_gateway = gateway.clone();
+    tokio::spawn(async move {
+        let running = GatewayServer::new(server_gateway)
+            .serve(tokio::io::split(server_io))
+            .await
+            .expect("serve");
+        let _ = running.waiting().await;
+    });
+    handler
+        .serve(tokio::io::split(client_io))
+        .await
+        .expect("initialize")
+}
+
 /// Which list-changed notifications a client heard.
 #[derive(Clone)]
 struct Lists(mpsc::UnboundedSender<&'static str>);
@@ -57,20 +78,8 @@ async fn upstream_resource_and_prompt_changes_reach_the_client() {
         Gateway::start(parse_config("n.toml", &toml, std::path::Path::new(".")).expect("valid"))
             .await
             .expect("starts");
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let server_gateway = gateway.clone();
-    tokio::spawn(async move {
-        let running = GatewayServer::new(server_gateway)
-            .serve(tokio::io::split(server_io))
-            .await
-            .expect("serve");
-        let _ = running.waiting().await;
-    });
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let client = Lists(tx)
-        .serve(tokio::io::split(client_io))
-        .await
-        .expect("initialize");
+    let client = connect(&gateway, Lists(tx)).await;
     let caps = client.peer_info().expect("info").capabilities.clone();
     assert!(
         caps.resources.is_some() && caps.prompts.is_some(),
@@ -160,20 +169,8 @@ async fn clients_get_tools_list_changed_when_direct_tools_change() {
         .await
         .expect("starts");
 
-    let (client_io, server_io) = tokio::io::duplex(1 << 16);
-    let server_gateway = gateway.clone();
-    tokio::spawn(async move {
-        let running = GatewayServer::new(server_gateway)
-            .serve(tokio::io::split(server_io))
-            .await
-            .expect("serve");
-        let _ = running.waiting().await;
-    });
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let client = Recorder(tx)
-        .serve(tokio::io::split(client_io))
-        .await
-        .expect("initialize");
+    let client = connect(&gateway, Recorder(tx)).await;
     assert_eq!(client.list_all_tools().await.expect("list").len(), 5);
 
     // A reload that changes nothing the model sees announces nothing.
