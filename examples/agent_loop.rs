@@ -6,7 +6,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::dispatch::{ExecError, Toolset};
+use toolsearch::dispatch::Toolset;
+use toolsearch::exec::ExecError;
 use toolsearch::{Engine, GroupSpec};
 
 #[derive(Deserialize, JsonSchema)]

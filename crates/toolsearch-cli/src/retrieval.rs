@@ -8,12 +8,11 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use toolsearch::Settings;
 use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::config::{SearchMethod, load_config};
 use toolsearch::eval::{Report, Split, evaluate, load_queries, recall_plot_svg};
 use toolsearch::search::semantic::SemanticSearch;
-use toolsearch::search::{explain, rank};
+use toolsearch::{Query, SearchIndex, Searcher, Settings, Snapshot};
 
 #[derive(Debug, Args)]
 pub struct SearchArgs {
@@ -130,13 +129,13 @@ fn catalog_directory(path: &Path) -> anyhow::Result<Directory> {
 fn load(
     config: Option<&Path>,
     catalog: Option<&Path>,
-) -> anyhow::Result<(Settings, Arc<Directory>)> {
+) -> anyhow::Result<(Settings, Arc<Snapshot>)> {
     if let Some(path) = catalog {
         let settings = match config {
             Some(c) => load_config(c)?.settings,
             None => Settings::default(),
         };
-        return Ok((settings, Arc::new(catalog_directory(path)?)));
+        return Ok((settings, Arc::new(Snapshot::new(catalog_directory(path)?))));
     }
     let mut config = load_config(&crate::config_path(config.map(Path::to_path_buf)))?;
     // The gateway only gathers the tools here: the caller searches (and `index` builds the
@@ -149,9 +148,9 @@ fn load(
     runtime.block_on(async {
         let gateway = toolsearch_mcp::Gateway::start(config).await?;
         let settings = gateway.engine().settings().clone().with_method(method);
-        let dir = gateway.engine().catalog().snapshot();
+        let snapshot = gateway.engine().snapshot();
         gateway.shutdown().await;
-        Ok((settings, dir))
+        Ok((settings, snapshot))
     })
 }
 
@@ -161,7 +160,8 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
         bail!("-k must be at least 1");
     }
     let explicit = a.method.as_deref().map(parse_methods).transpose()?;
-    let (mut settings, dir) = load(a.config.as_deref(), a.catalog.as_deref())?;
+    let (mut settings, snapshot) = load(a.config.as_deref(), a.catalog.as_deref())?;
+    let dir = snapshot.directory();
     a.model.apply(&mut settings)?;
     let method = match explicit.as_deref() {
         Some([m]) => *m,
@@ -170,7 +170,8 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
         None => SearchMethod::Bm25,
     };
     let semantic = toolsearch_embed::semantic_search(&settings, method)?;
-    let hits = rank(&dir, &settings, semantic.as_deref(), method, &a.query, a.k)?;
+    let search = Searcher::new(dir, snapshot.index(), &settings, semantic.as_deref());
+    let hits = search.rank(&Query::new(&a.query, method, a.k))?.hits;
     let mut out = std::io::stdout().lock();
     if hits.is_empty() {
         writeln!(out, "no tool matches {:?} ({method})", a.query)?;
@@ -185,14 +186,7 @@ pub fn search(a: SearchArgs) -> anyhow::Result<ExitCode> {
                 (i + 1).to_string(),
                 format!("{:.3}", h.score),
                 format!("{}/{}", dir.group_of(h.tool).name, t.name),
-                explain(
-                    &dir,
-                    &settings,
-                    semantic.as_deref(),
-                    method,
-                    &a.query,
-                    h.tool,
-                ),
+                search.explain(method, &a.query, h.tool),
             ]
         })
         .collect();
@@ -218,11 +212,12 @@ pub fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
         let semantic = toolsearch_embed::semantic_search(&settings, method)?;
         let started = Instant::now();
         let dir = catalog_directory(&a.catalog)?;
+        let index = SearchIndex::build(&dir);
         if matches!(method, SearchMethod::Bm25 | SearchMethod::Hybrid) {
-            dir.bm25_index(&settings.bm25);
+            index.bm25(&dir, &settings.bm25);
         }
         if let Some(sem) = &semantic {
-            let (_, embedded) = sem.index(dir.tools(), dir.groups(), &mut |_, _| {})?;
+            let (_, embedded) = sem.index(&dir, &mut |_, _| {})?;
             if embedded > 0 {
                 bail!(
                     "the embedding cache {} lacked {embedded} of the catalog's tools; they are \
@@ -230,17 +225,11 @@ pub fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
                     sem.cache_path().display()
                 );
             }
-            dir.vectors(sem)?;
+            index.vectors(&dir, sem)?;
         }
         let build_ms = started.elapsed().as_secs_f64() * 1e3;
-        reports.push(evaluate(
-            &dir,
-            &settings,
-            semantic.as_deref(),
-            method,
-            &queries,
-            build_ms,
-        )?);
+        let search = Searcher::new(&dir, &index, &settings, semantic.as_deref());
+        reports.push(evaluate(&search, method, &queries, build_ms)?);
     }
     let mut out = std::io::stdout().lock();
     for r in &reports {
@@ -309,7 +298,8 @@ fn print_table(out: &mut impl Write, reports: &[Report]) -> std::io::Result<()> 
 
 pub fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
     crate::init_logging();
-    let (mut settings, dir) = load(a.config.as_deref(), a.catalog.as_deref())?;
+    let (mut settings, snapshot) = load(a.config.as_deref(), a.catalog.as_deref())?;
+    let dir = snapshot.directory();
     a.model.apply(&mut settings)?;
     let loading = Instant::now();
     let embedder = toolsearch_embed::load(&settings.semantic)?;
@@ -324,7 +314,7 @@ pub fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
     );
     bar.set_message("embedding");
     let started = Instant::now();
-    let (vectors, embedded) = semantic.index(dir.tools(), dir.groups(), &mut |done, todo| {
+    let (vectors, embedded) = semantic.index(dir, &mut |done, todo| {
         bar.set_length(todo as u64);
         bar.set_position(done as u64);
     })?;

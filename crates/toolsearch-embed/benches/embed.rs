@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use toolsearch::catalog::{Directory, load_catalog_file};
+use toolsearch::search::Corpus;
 use toolsearch::search::semantic::{Embedder, tool_text};
 use toolsearch_embed::LocalModel;
 
@@ -44,10 +45,8 @@ fn tool_texts(set: &str, n: usize) -> Vec<String> {
         .expect("catalog")
         .into_sources(set, false);
     let dir = Directory::build(sources).expect("directory");
-    dir.tools()
-        .iter()
-        .take(n)
-        .map(|t| tool_text(t, &dir.groups()[t.group as usize], dir.groups().len() > 1))
+    (0..dir.tools().len().min(n) as u32)
+        .map(|t| tool_text(&dir.doc(t), &dir.group_of(t).name, dir.groups().len() > 1))
         .collect()
 }
 

@@ -9,12 +9,12 @@
 
 use std::path::PathBuf;
 
-use toolsearch::Settings;
 use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::config::{Fusion, HybridParams};
 use toolsearch::eval::{DEPTH, Scorer, Split, load_queries, tool_key};
 use toolsearch::search::hybrid::{self, fuse};
 use toolsearch::search::semantic::SemanticSearch;
+use toolsearch::{SearchIndex, Settings};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let max: usize = std::env::args()
@@ -64,8 +64,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let data = root.join("../shared/data").join(set);
         let sources = load_catalog_file(&data.join("catalog.json"))?.into_sources(set, false);
         let dir = Directory::build(sources)?;
-        let vectors = dir.vectors(&sem)?;
-        let bm25 = dir.bm25_index(&settings.bm25);
+        let index = SearchIndex::build(&dir);
+        let vectors = index.vectors(&dir, &sem)?;
+        let bm25 = index.bm25(&dir, &settings.bm25);
         for (half, split) in [Split::Train, Split::Test].into_iter().enumerate() {
             let mut queries = load_queries(&data.join("queries.jsonl"), split)?;
             // Every k-th query, so a cap still covers the whole file.
@@ -76,7 +77,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             for q in &queries {
                 let v = sem.embed_query(&q.query)?;
                 let (dense, _) = vectors.search(&v, scope.clone(), hybrid::DEPTH, f32::MIN);
-                let sparse = bm25.search(&q.query, scope.clone(), hybrid::DEPTH).hits;
+                let (sparse, _) = bm25.search(&q.query, scope.clone(), hybrid::DEPTH);
                 prepared.push((dense, sparse));
             }
             for (i, p) in grid.iter().enumerate() {

@@ -6,7 +6,7 @@ use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value};
 use toolsearch::ToolDef;
 use toolsearch::controls::ToolDefinition;
-use toolsearch::dispatch::CallResult;
+use toolsearch::exec::CallResult;
 
 /// An upstream tool as a catalog tool.
 pub fn tool_def(tool: &Tool) -> ToolDef {

@@ -23,7 +23,7 @@ use rmcp::model::{
 };
 use serde_json::Value;
 use toolsearch::catalog::canonical_name;
-use toolsearch::dispatch::Session;
+use toolsearch::exec::Session;
 
 use crate::Gateway;
 use crate::upstream::{Upstream, describe};

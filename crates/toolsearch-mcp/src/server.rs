@@ -14,7 +14,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::{CancellationToken, DropGuard};
-use toolsearch::dispatch::Session;
+use toolsearch::exec::Session;
 
 use crate::convert;
 use crate::{Gateway, passthrough};

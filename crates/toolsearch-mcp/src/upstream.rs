@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Notify, RwLock, mpsc};
 use toolsearch::ToolDef;
-use toolsearch::dispatch::{BoxFuture, CallResult, ExecError, Executor, Session};
+use toolsearch::exec::{BoxFuture, CallResult, ExecError, Executor, Session};
 
 use crate::convert;
 use crate::secrets::{MissingSecret, expand};

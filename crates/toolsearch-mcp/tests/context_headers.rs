@@ -16,7 +16,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::json;
 use toolsearch::config::parse_config;
-use toolsearch::dispatch::Session;
+use toolsearch::exec::Session;
 use toolsearch_mcp::Gateway;
 
 #[derive(Clone)]

@@ -18,6 +18,7 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 use toolsearch::catalog::{Directory, load_catalog_file};
+use toolsearch::search::Corpus;
 use toolsearch::search::semantic::{Embedder, dot, normalize, tool_text};
 use toolsearch_embed::LocalModel;
 
@@ -137,11 +138,8 @@ fn main() {
             .into_sources(set, false);
         let d = Directory::build(sources).expect("directory");
         let groups = d.groups().len() > 1;
-        let tools: Vec<String> = d
-            .tools()
-            .iter()
-            .take(nt)
-            .map(|t| tool_text(t, &d.groups()[t.group as usize], groups))
+        let tools: Vec<String> = (0..d.len().min(nt) as u32)
+            .map(|id| tool_text(&d.doc(id), &d.group_of(id).name, groups))
             .collect();
         let tool_refs: Vec<&str> = tools.iter().map(String::as_str).collect();
 

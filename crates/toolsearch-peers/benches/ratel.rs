@@ -18,7 +18,7 @@ use toolsearch::Settings;
 use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::config::SearchMethod;
 use toolsearch::eval::{DEPTH, Report, Scorer, Split, load_queries, tool_key};
-use toolsearch::search::rank;
+use toolsearch::{Query, SearchIndex, Searcher};
 
 fn data(set: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -58,13 +58,17 @@ fn main() {
             .into_sources(set, false);
         let started = Instant::now();
         let dir = Directory::build(sources).expect("directory");
-        dir.bm25_index(&settings.bm25);
+        let index = SearchIndex::build(&dir);
+        index.bm25(&dir, &settings.bm25);
         let build_ms = started.elapsed().as_secs_f64() * 1e3;
+        let search = Searcher::new(&dir, &index, &settings, None);
         let mut ours = Scorer::new();
         for q in &queries {
             let t = Instant::now();
-            let hits =
-                rank(&dir, &settings, None, SearchMethod::Bm25, &q.query, DEPTH).expect("rank");
+            let hits = search
+                .rank(&Query::new(&q.query, SearchMethod::Bm25, DEPTH))
+                .expect("rank")
+                .hits;
             let micros = t.elapsed().as_secs_f64() * 1e6;
             let ids: Vec<String> = hits.iter().map(|h| tool_key(&dir, h.tool)).collect();
             ours.add(&q.relevant, &ids, micros);

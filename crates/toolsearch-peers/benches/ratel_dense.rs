@@ -19,8 +19,8 @@ use toolsearch::Settings;
 use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::config::SearchMethod;
 use toolsearch::eval::{DEPTH, Report, Scorer, Split, load_queries, tool_key};
-use toolsearch::search::rank;
 use toolsearch::search::semantic::SemanticSearch;
+use toolsearch::{Query, SearchIndex, Searcher};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -65,10 +65,11 @@ fn main() {
             .expect("catalog")
             .into_sources(set, false);
         let dir = Directory::build(sources).expect("directory");
+        let index = SearchIndex::build(&dir);
         let started = Instant::now();
-        dir.vectors(&sem).expect("embed the catalog");
+        index.vectors(&dir, &sem).expect("embed the catalog");
         let ours_build = started.elapsed().as_secs_f64() * 1e3;
-        dir.bm25_index(&settings.bm25);
+        index.bm25(&dir, &settings.bm25);
         let tools = dir.tools().len();
 
         let mut registry = ToolRegistry::with_embedding(EmbeddingModel::Local {
@@ -113,8 +114,10 @@ fn main() {
             let mut peer = Scorer::new();
             for q in &queries {
                 let t = Instant::now();
-                let hits =
-                    rank(&dir, &settings, Some(&sem), method, &q.query, DEPTH).expect("rank");
+                let hits = Searcher::new(&dir, &index, &settings, Some(&sem))
+                    .rank(&Query::new(&q.query, method, DEPTH))
+                    .expect("rank")
+                    .hits;
                 let micros = t.elapsed().as_secs_f64() * 1e6;
                 let ids: Vec<String> = hits.iter().map(|h| tool_key(&dir, h.tool)).collect();
                 ours.add(&q.relevant, &ids, micros);

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use toolsearch::dispatch::{Executor, Toolset};
+use toolsearch::dispatch::Toolset;
+use toolsearch::exec::Executor;
 use toolsearch::{Engine, GroupSpec};
 
 #[global_allocator]

@@ -86,8 +86,9 @@ fn report() {
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for size in [1_000, 10_000, 100_000] {
         let e = engine(size);
-        let dir = e.catalog().snapshot();
-        let index = dir.keyword_index();
+        let snap = e.snapshot();
+        let dir = snap.directory();
+        let index = snap.index().keyword();
         let call = |q: &str| {
             black_box(e.handle_control("discover_tools", &json!({"query": q})));
         };
@@ -100,7 +101,7 @@ fn report() {
         let warm = time_queries(qs, 1, 3, call);
         let peer = if size <= 10_000 {
             let (a, b) = time_queries(&sample, 0, 1, |q| {
-                black_box(rank_all(&dir, q, 0..dir.tools().len() as u32));
+                black_box(rank_all(dir, q, 0..dir.tools().len() as u32));
             });
             format!(
                 "{a:.2?} | {b:.2?} | {:.0}x",
@@ -161,12 +162,13 @@ fn discover(bencher: divan::Bencher, size: usize) {
 
 #[divan::bench(args = [1_000, 10_000])]
 fn reference_peer(bencher: divan::Bencher, size: usize) {
-    let dir = engine(size).catalog().snapshot();
+    let snap = engine(size).snapshot();
+    let dir = snap.directory();
     let qs = queries();
     let mut i = 0;
     bencher.bench_local(|| {
         i = (i + 1) % qs.len();
-        black_box(rank_all(&dir, &qs[i], 0..dir.tools().len() as u32))
+        black_box(rank_all(dir, &qs[i], 0..dir.tools().len() as u32))
     });
 }
 

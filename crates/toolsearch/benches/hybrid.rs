@@ -14,10 +14,10 @@ use std::hint::black_box;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use toolsearch::Settings;
 use toolsearch::catalog::Directory;
 use toolsearch::search::hybrid::{DEPTH, fuse};
 use toolsearch::search::semantic::{VectorIndex, normalize};
+use toolsearch::{SearchIndex, Settings};
 
 #[path = "toolbench.rs"]
 mod toolbench;
@@ -42,6 +42,7 @@ fn unit_vectors(n: usize, seed: u64) -> Vec<f32> {
 
 struct Setup {
     dir: Directory,
+    index: SearchIndex,
     vectors: VectorIndex,
     qvecs: Vec<Vec<f32>>,
     settings: Settings,
@@ -52,7 +53,8 @@ fn setup() -> &'static Setup {
     S.get_or_init(|| {
         let dir = Directory::build(sources(TOOLS)).expect("valid");
         let settings = Settings::default();
-        dir.bm25_index(&settings.bm25);
+        let index = SearchIndex::build(&dir);
+        index.bm25(&dir, &settings.bm25);
         let vectors = VectorIndex::new("random", DIM, unit_vectors(dir.tools().len(), 7));
         let qvecs = unit_vectors(queries().len(), 11)
             .chunks_exact(DIM)
@@ -60,6 +62,7 @@ fn setup() -> &'static Setup {
             .collect();
         Setup {
             dir,
+            index,
             vectors,
             qvecs,
             settings,
@@ -70,14 +73,12 @@ fn setup() -> &'static Setup {
 fn hybrid(s: &Setup, i: usize) -> usize {
     let scope = 0..s.dir.tools().len() as u32;
     let (dense, _) = s.vectors.search(&s.qvecs[i], scope.clone(), DEPTH, -1.0);
-    let bm25 = s
-        .dir
-        .bm25_index(&s.settings.bm25)
+    let (bm25, _) = s
+        .index
+        .bm25(&s.dir, &s.settings.bm25)
         .search(&queries()[i], scope, DEPTH);
     let floor = s.settings.semantic.min_similarity();
-    fuse(&bm25.hits, &dense, floor, &s.settings.hybrid, 20)
-        .0
-        .len()
+    fuse(&bm25, &dense, floor, &s.settings.hybrid, 20).0.len()
 }
 
 fn semantic(s: &Setup, i: usize) -> usize {

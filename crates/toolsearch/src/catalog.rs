@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::dispatch::Executor;
+use crate::exec::Executor;
 
-pub use directory::{Catalog, Directory, DirectoryError, GroupEntry, ToolEntry, ToolId};
+pub use directory::{DirectEntry, Directory, DirectoryError, GroupEntry, ToolEntry, ToolId};
 pub use file::{CatalogFile, CatalogFileError, load_catalog_file, parse_catalog};
 pub use name::canonical_name;
 

@@ -1,13 +1,13 @@
 //! Settings of the engine and the gateway config file (TOML), parsed raw then validated.
 
 mod file;
+mod search;
 
 pub use file::{Config, ConfigError, SourceConfig, SourceKind, load_config, parse_config};
-
-use std::fmt;
-use std::path::PathBuf;
-
-use crate::search::bm25::Bm25Params;
+pub use search::{
+    BM25_FIELDS, Bm25Params, EmbeddingSettings, Fusion, HybridParams, SearchMethod,
+    default_cache_dir,
+};
 
 use crate::catalog::name::is_valid_control_name;
 
@@ -41,49 +41,6 @@ impl Surface {
             Self::Toolproxy => "toolproxy",
             Self::Capabilities => "capabilities",
         }
-    }
-}
-
-/// A retrieval method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SearchMethod {
-    /// The deterministic keyword ranking.
-    #[default]
-    Keyword,
-    /// BM25.
-    Bm25,
-    /// Embedding cosine similarity.
-    Semantic,
-    /// Fusion of BM25 and semantic.
-    Hybrid,
-}
-
-impl SearchMethod {
-    /// Parses a method name.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "keyword" => Some(Self::Keyword),
-            "bm25" => Some(Self::Bm25),
-            "semantic" => Some(Self::Semantic),
-            "hybrid" => Some(Self::Hybrid),
-            _ => None,
-        }
-    }
-
-    /// The config spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Keyword => "keyword",
-            Self::Bm25 => "bm25",
-            Self::Semantic => "semantic",
-            Self::Hybrid => "hybrid",
-        }
-    }
-}
-
-impl fmt::Display for SearchMethod {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -200,122 +157,6 @@ pub struct Settings {
     pub hybrid: HybridParams,
 }
 
-/// Where `semantic` and `hybrid` get vectors (`[search.semantic]`).
-#[derive(Debug, Clone, PartialEq, Default)]
-#[non_exhaustive]
-pub struct EmbeddingSettings {
-    /// A local sentence-transformers model directory (else `$TOOLSEARCH_MODEL`).
-    pub model: Option<PathBuf>,
-    /// An OpenAI-compatible `/v1/embeddings` endpoint, used instead of a local model.
-    pub url: Option<String>,
-    /// The endpoint's model name.
-    pub endpoint_model: Option<String>,
-    /// The environment variable holding the endpoint's API key.
-    pub api_key_env: Option<String>,
-    /// The cache folder (else [`default_cache_dir`]).
-    pub cache_dir: Option<PathBuf>,
-    /// Longest input of a local model, in tokens (else 128, or the model's `max_seq_length` when
-    /// smaller); longer texts are cut. Fewer tokens embed faster.
-    pub max_tokens: Option<usize>,
-    /// The least cosine similarity a tool needs to be a `semantic` match (default 0.2):
-    /// below it a tool is not counted in `total` nor paged to.
-    pub min_similarity: Option<f32>,
-}
-
-impl EmbeddingSettings {
-    /// The default least similarity of a `semantic` match.
-    pub const MIN_SIMILARITY: f32 = 0.2;
-
-    /// [`min_similarity`](Self::min_similarity) or its default.
-    pub fn min_similarity(&self) -> f32 {
-        self.min_similarity.unwrap_or(Self::MIN_SIMILARITY)
-    }
-
-    /// [`cache_dir`](Self::cache_dir) or [`default_cache_dir`].
-    pub fn cache_dir(&self) -> PathBuf {
-        self.cache_dir.clone().unwrap_or_else(default_cache_dir)
-    }
-}
-
-/// `$TOOLSEARCH_CACHE_DIR`, else `$XDG_CACHE_HOME/toolsearch`, else `~/.cache/toolsearch`,
-/// else `.toolsearch-cache` in the working directory.
-pub fn default_cache_dir() -> PathBuf {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    var("TOOLSEARCH_CACHE_DIR")
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("toolsearch")))
-        .or_else(|| var("HOME").map(|d| d.join(".cache").join("toolsearch")))
-        .unwrap_or_else(|| PathBuf::from(".toolsearch-cache"))
-}
-
-/// How `hybrid` combines the BM25 and semantic rankings (`[search.hybrid]`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HybridParams {
-    /// The fusion rule.
-    pub fusion: Fusion,
-    /// Weight of the semantic side, 0..=1 (BM25 gets the rest). [`Fusion::Adaptive`] uses it
-    /// for a query whose best BM25 score equals `confidence_scale` and moves away from it as
-    /// BM25 is more or less sure.
-    pub semantic_weight: f32,
-    /// The reciprocal-rank constant of [`Fusion::Rrf`].
-    pub rrf_k: f32,
-    /// [`Fusion::Adaptive`]: the best BM25 score at which BM25 counts as half sure
-    /// (its confidence is `best / (best + confidence_scale)`).
-    pub confidence_scale: f32,
-    /// [`Fusion::Adaptive`]: how fast the semantic weight falls as BM25's confidence rises
-    /// (the slope of the weight's logit over the confidence, 0 = a fixed weight).
-    pub confidence_slope: f32,
-}
-
-/// A fusion rule of `hybrid`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fusion {
-    /// Reciprocal-rank fusion: Σ weight / (rrf_k + rank).
-    Rrf,
-    /// Weighted sum of scores scaled per query (BM25 by its best score, cosine by the
-    /// candidates' range).
-    Scores,
-    /// [`Fusion::Scores`] with a weight chosen per query from how sure BM25 is (its best
-    /// score): a strong word match leans on BM25, a weak one on the embedding.
-    Adaptive,
-}
-
-impl Fusion {
-    /// Parses a config value.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "rrf" => Some(Self::Rrf),
-            "scores" => Some(Self::Scores),
-            "adaptive" => Some(Self::Adaptive),
-            _ => None,
-        }
-    }
-
-    /// The config spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Rrf => "rrf",
-            Self::Scores => "scores",
-            Self::Adaptive => "adaptive",
-        }
-    }
-}
-
-impl Default for HybridParams {
-    fn default() -> Self {
-        Self {
-            fusion: Fusion::Adaptive,
-            semantic_weight: 0.67,
-            rrf_k: 60.0,
-            confidence_scale: 10.0,
-            confidence_slope: 7.0,
-        }
-    }
-}
-
 impl Default for Settings {
     fn default() -> Self {
         Self {
@@ -391,12 +232,7 @@ impl Settings {
         if !(p.k1.is_finite() && (0.0..=10.0).contains(&p.k1)) {
             out.push(format!("search.bm25.k1: {} is outside 0..=10", p.k1));
         }
-        for ((w, b), f) in p
-            .weights
-            .iter()
-            .zip(&p.b)
-            .zip(crate::search::bm25::BM25_FIELDS)
-        {
+        for ((w, b), f) in p.weights.iter().zip(&p.b).zip(BM25_FIELDS) {
             if !(w.is_finite() && (0.0..=100.0).contains(w)) {
                 out.push(format!("search.bm25.{f}: {w} is outside 0..=100"));
             }

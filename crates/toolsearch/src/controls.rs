@@ -5,19 +5,66 @@ pub mod capabilities;
 pub mod definitions;
 mod describe;
 mod discover;
-mod error;
 mod groups;
 
-use crate::search::semantic::SemanticSearch;
-use crate::skills::Skills;
 use serde_json::Value;
 
 pub use definitions::{ToolDefinition, control_definitions, instructions};
 pub(crate) use describe::resolve;
-pub use error::ToolError;
 
 use crate::catalog::Directory;
 use crate::config::{Settings, Surface};
+use crate::error::{ErrorCode, ToolError};
+use crate::search::semantic::SemanticSearch;
+use crate::search::{SearchIndex, Searcher};
+use crate::skills::Skills;
+
+/// What the discovery controls answer from: one snapshot's directory and indexes, the
+/// settings, the embedder (when there is one) and the skills catalog with its indexes.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Context<'a> {
+    /// The directory snapshot.
+    pub dir: &'a Directory,
+    /// Its indexes.
+    pub index: &'a SearchIndex,
+    /// The settings.
+    pub settings: &'a Settings,
+    /// The embedder of `semantic` and `hybrid`.
+    pub semantic: Option<&'a SemanticSearch>,
+    /// The skills catalog and its indexes (`capabilities` surface).
+    pub skills: Option<(&'a Skills, &'a SearchIndex)>,
+}
+
+impl<'a> Context<'a> {
+    /// A context without an embedder or skills.
+    pub fn new(dir: &'a Directory, index: &'a SearchIndex, settings: &'a Settings) -> Self {
+        Self {
+            dir,
+            index,
+            settings,
+            semantic: None,
+            skills: None,
+        }
+    }
+
+    /// Sets the embedder.
+    pub fn with_semantic(mut self, semantic: Option<&'a SemanticSearch>) -> Self {
+        self.semantic = semantic;
+        self
+    }
+
+    /// Sets the skills catalog and its indexes.
+    pub fn with_skills(mut self, skills: Option<(&'a Skills, &'a SearchIndex)>) -> Self {
+        self.skills = skills;
+        self
+    }
+
+    /// The searcher over the directory.
+    pub fn searcher(&self) -> Searcher<'a, Directory> {
+        Searcher::new(self.dir, self.index, self.settings, self.semantic)
+    }
+}
 
 /// What a control returns to the model: compact JSON, flagged when it is an error result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,26 +159,20 @@ pub fn control_for(settings: &Settings, name: &str) -> Option<Control> {
 
 /// Runs a discovery control against a snapshot. The call controls are answered by the
 /// dispatcher ([`Engine::handle`](crate::Engine::handle)); here they are an `invalid_request`.
-pub fn run_discovery(
-    dir: &Directory,
-    settings: &Settings,
-    semantic: Option<&SemanticSearch>,
-    skills: Option<&Skills>,
-    control: Control,
-    arguments: &Value,
-) -> ControlOutput {
+pub fn run_discovery(ctx: &Context<'_>, control: Control, arguments: &Value) -> ControlOutput {
+    let (dir, settings) = (ctx.dir, ctx.settings);
     let out = match control {
-        Control::Discover => discover::discover(dir, settings, semantic, arguments),
-        Control::List => discover::list(dir, settings, arguments),
+        Control::Discover => discover::discover(ctx, arguments),
+        Control::List => discover::list(ctx, arguments),
         Control::Describe => describe::describe(dir, settings, arguments),
         Control::ListGroups => groups::list_groups(dir, settings, arguments),
-        Control::SearchProxy => discover::search_proxy(dir, settings, semantic, arguments),
-        Control::SearchCapabilities => {
-            capabilities::search_capabilities(dir, settings, semantic, skills, arguments)
+        Control::SearchProxy => discover::search_proxy(ctx, arguments),
+        Control::SearchCapabilities => capabilities::search_capabilities(ctx, arguments),
+        Control::GetSkill => {
+            capabilities::get_skill(settings, ctx.skills.map(|(s, _)| s), arguments)
         }
-        Control::GetSkill => capabilities::get_skill(settings, skills, arguments),
         Control::Call | Control::CallProxy | Control::Invoke => Err(ToolError::new(
-            "invalid_request",
+            ErrorCode::InvalidRequest,
             "calls go through Engine::handle; this is not a discovery control",
         )),
     };

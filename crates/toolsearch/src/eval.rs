@@ -17,9 +17,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Directory, ToolId};
-use crate::config::{SearchMethod, Settings};
-use crate::search::semantic::SemanticSearch;
-use crate::search::{SearchError, rank};
+use crate::config::SearchMethod;
+use crate::search::{self, SearchError, Searcher};
 
 /// Ranking depth per query.
 pub const DEPTH: usize = 20;
@@ -268,13 +267,12 @@ impl Scorer {
 /// embedding it, for `semantic` and `hybrid`). `build_ms` is the caller's
 /// measurement of building the index (it is only reported).
 pub fn evaluate(
-    dir: &Directory,
-    settings: &Settings,
-    semantic: Option<&SemanticSearch>,
+    search: &Searcher<'_, Directory>,
     method: SearchMethod,
     queries: &[Query],
     build_ms: f64,
 ) -> Result<Report, EvalError> {
+    let dir = search.corpus();
     let mut scorer = Scorer::new();
     let mut unknown = 0;
     for q in queries {
@@ -288,7 +286,9 @@ pub fn evaluate(
             })
             .count();
         let started = Instant::now();
-        let hits = rank(dir, settings, semantic, method, &q.query, DEPTH)?;
+        let hits = search
+            .rank(&search::Query::new(&q.query, method, DEPTH))?
+            .hits;
         let micros = started.elapsed().as_secs_f64() * 1e6;
         let ids: Vec<String> = hits.iter().map(|h| tool_key(dir, h.tool)).collect();
         scorer.add(&q.relevant, &ids, micros);

@@ -1,19 +1,38 @@
 #![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+// Layers, bottom to top; each module imports only the ones above it in this list
+// (docs/architecture.md; `tests/layers.rs` checks it).
+//   text, page, parallel  — text and paging helpers
+//   error                 — the model-facing error and its codes
+//   exec                  — the execution contract: Executor, CallResult, ExecError, Session
+//   catalog               — tools, groups, names, catalog files, the directory snapshot
+//   skills                — the skills catalog (Agent Skills folders)
+//   config                — settings and the gateway config file, as plain data
+//   search                — indexes over a corpus and the one ranking entry point
+//   eval                  — retrieval quality over labelled queries
+//   dispatch              — argument validation, hooks, the one call path, typed local tools
+//   controls              — the model-facing controls and their answers
+//   engine                — the engine snapshot, its builder and the call router
 
 pub mod catalog;
 pub mod config;
 pub mod controls;
 pub mod dispatch;
 pub mod engine;
+pub mod error;
 pub mod eval;
+pub mod exec;
 pub mod page;
 mod parallel;
 pub mod search;
 pub mod skills;
 pub mod text;
 
-pub use catalog::{GroupSpec, SourceTools, ToolDef};
-pub use config::Settings;
+pub use catalog::{Directory, GroupSpec, SourceTools, ToolDef};
+pub use config::{SearchMethod, Settings};
 pub use controls::ControlOutput;
-pub use dispatch::{CallResult, ExecError, Toolset};
-pub use engine::{Engine, EngineBuilder, EngineError};
+pub use dispatch::Toolset;
+pub use engine::{Engine, EngineBuilder, EngineError, Snapshot};
+pub use error::{ErrorCode, ToolError};
+pub use exec::{CallResult, ExecError, Executor, Session};
+pub use search::{Query, Ranking, SearchIndex, Searcher};

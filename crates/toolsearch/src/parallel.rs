@@ -15,26 +15,23 @@ pub(crate) fn workers(items: usize) -> usize {
         .clamp(1, 8)
 }
 
-/// Maps contiguous chunks of `items` on scoped threads; the results come back in chunk order.
-/// `f` gets each chunk's first index and the chunk.
-pub(crate) fn map_chunks<T, U, F>(items: &[T], f: F) -> Vec<U>
+/// Maps contiguous ranges of `0..len` on scoped threads; the results come back in order.
+pub(crate) fn map_ranges<U, F>(len: usize, f: F) -> Vec<U>
 where
-    T: Sync,
     U: Send,
-    F: Fn(usize, &[T]) -> U + Sync,
+    F: Fn(std::ops::Range<usize>) -> U + Sync,
 {
-    let n = workers(items.len());
+    let n = workers(len);
     if n <= 1 {
-        return vec![f(0, items)];
+        return vec![f(0..len)];
     }
-    let size = items.len().div_ceil(n);
+    let size = len.div_ceil(n);
     std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(size)
-            .enumerate()
-            .map(|(i, chunk)| {
+        let handles: Vec<_> = (0..len)
+            .step_by(size)
+            .map(|start| {
                 let f = &f;
-                scope.spawn(move || f(i * size, chunk))
+                scope.spawn(move || f(start..(start + size).min(len)))
             })
             .collect();
         handles
@@ -95,8 +92,10 @@ mod tests {
         let items: Vec<u32> = (0..10_000).collect();
         let doubled = map_owned(items.clone(), |x| x * 2);
         assert_eq!(doubled, items.iter().map(|x| x * 2).collect::<Vec<_>>());
-        let starts = map_chunks(&items, |start, chunk| (start, chunk[0] as usize));
-        assert!(starts.iter().all(|(s, first)| s == first));
-        assert_eq!(map_chunks(&items[..10], |s, c| (s, c.len())), vec![(0, 10)]);
+        let ranges = map_ranges(items.len(), |r| r);
+        assert_eq!(ranges.first().map(|r| r.start), Some(0));
+        assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+        assert_eq!(ranges.last().map(|r| r.end), Some(items.len()));
+        assert_eq!(map_ranges(10, |r| r), vec![0..10]);
     }
 }

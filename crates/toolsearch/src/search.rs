@@ -1,15 +1,34 @@
-//! Search methods over a [`Directory`] snapshot.
+//! Search: indexes built over a [`Corpus`] snapshot, and the one entry point that ranks a
+//! [`Query`] with its method ([`Searcher::rank`]) and says why a document matched
+//! ([`Searcher::explain`]). Every caller — `discover_tools`, `search_capabilities`, the
+//! per-turn tools, `toolsearch search` and `eval` — goes through it, so a new method is added
+//! here and in its own module, nowhere else.
 
+mod analysis;
 pub mod bm25;
 pub mod cache;
+mod corpus;
 pub mod hybrid;
+mod index;
 pub mod keyword;
+mod ranking;
 pub mod reference;
 pub mod semantic;
 
-pub use keyword::{KeywordIndex, Match, Rank, Ranked};
+pub use analysis::{analyze, terms};
+pub use corpus::{Corpus, Doc};
+pub use index::SearchIndex;
+pub use keyword::KeywordIndex;
+pub use ranking::{Hit, Query, Ranking, Scored};
 
-/// Searchable fields, in priority order (docs/reference.md, `discover_tools` rule 4).
+use std::ops::Range;
+
+use crate::catalog::ToolId;
+use crate::config::{SearchMethod, Settings};
+use semantic::{SemanticSearch, dot};
+
+/// Searchable fields of the keyword ranking, in priority order (docs/reference.md,
+/// `discover_tools` rule 4).
 pub const FIELDS: [&str; 5] = [
     "name",
     "description",
@@ -31,31 +50,16 @@ pub fn bucket_name(bucket: usize) -> String {
     }
 }
 
-use crate::catalog::{Directory, ToolId};
-use crate::config::{SearchMethod, Settings};
-use bm25::Scored;
-use semantic::{SemanticSearch, dot};
-
-/// One ranked tool, whatever the method.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Hit {
-    /// The tool.
-    pub tool: ToolId,
-    /// Its score: BM25 score for `bm25`; cosine similarity for `semantic`; the fused score
-    /// for `hybrid`; for `keyword`, the number of query keywords it covers (ties are broken by
-    /// the docs/reference.md buckets, then by canonical name).
-    pub score: f64,
-}
-
 /// Why a method cannot search.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SearchError {
-    /// The method needs something this build or catalog lacks.
+    /// The method needs something this build or catalog lacks, or its model failed.
     #[error("{0}")]
     Unavailable(String),
 }
 
-/// A method that needs vectors (`semantic`, `hybrid`) without an embedder.
+/// A method that needs vectors (`semantic`, `hybrid`) without an embedding model.
 fn needs_embedder(method: SearchMethod) -> SearchError {
     SearchError::Unavailable(format!(
         "search method {:?} needs an embedding model and its cache: configure [search.semantic] \
@@ -64,138 +68,157 @@ fn needs_embedder(method: SearchMethod) -> SearchError {
     ))
 }
 
-/// The `need` best tools of `scope` by `semantic` or `hybrid`, best first, and how many
-/// tools are candidates (semantic: similarity ≥ the minimum; hybrid: either side's).
-pub fn dense_ranked(
-    dir: &Directory,
-    settings: &Settings,
-    semantic: &SemanticSearch,
-    method: SearchMethod,
-    query: &str,
-    scope: std::ops::Range<ToolId>,
-    need: usize,
-) -> Result<(Vec<Scored>, usize), SearchError> {
-    let vectors = dir.vectors(semantic)?;
-    let q = semantic.embed_query(query)?;
-    let min = semantic.min_similarity();
-    match method {
-        SearchMethod::Semantic => Ok(vectors.search(&q, scope, need, min)),
-        SearchMethod::Hybrid => {
-            let depth = need.max(hybrid::DEPTH);
-            // Unfloored: `fuse` applies the floor to candidates, not to the scale.
-            let (dense, _) = vectors.search(&q, scope.clone(), depth, f32::MIN);
-            let bm25 = dir.bm25_index(&settings.bm25).search(query, scope, depth);
-            Ok(hybrid::fuse(
-                &bm25.hits,
-                &dense,
-                min,
-                &settings.hybrid,
-                need,
-            ))
-        }
-        _ => Err(SearchError::Unavailable(format!(
-            "{:?} is not a dense method",
-            method.as_str()
-        ))),
-    }
+/// A corpus with its indexes, the settings (BM25 and hybrid parameters) and the embedder of
+/// `semantic` and `hybrid` when there is one: everything a query is ranked with.
+#[derive(Debug, Clone, Copy)]
+pub struct Searcher<'a, C: Corpus + ?Sized> {
+    corpus: &'a C,
+    index: &'a SearchIndex,
+    settings: &'a Settings,
+    semantic: Option<&'a SemanticSearch>,
 }
 
-/// The best `k` tools of the whole catalog for `query` by `method`, best first. `semantic` is
-/// needed by the `semantic` and `hybrid` methods.
-pub fn rank(
-    dir: &Directory,
-    settings: &Settings,
-    semantic: Option<&SemanticSearch>,
-    method: SearchMethod,
-    query: &str,
-    k: usize,
-) -> Result<Vec<Hit>, SearchError> {
-    let scope = 0..dir.tools().len() as ToolId;
-    let scored = |hits: Vec<Scored>| {
-        hits.into_iter()
-            .map(|h| Hit {
-                tool: h.tool,
-                score: f64::from(h.score),
-            })
-            .collect()
-    };
-    match method {
-        SearchMethod::Keyword => Ok(dir
-            .keyword_index()
-            .search(query, scope, k)
-            .matches
-            .into_iter()
-            .map(|m| Hit {
-                tool: m.tool,
-                score: f64::from(m.rank.coverage) + if m.rank.exact { 1000.0 } else { 0.0 },
-            })
-            .collect()),
-        SearchMethod::Bm25 => Ok(scored(
-            dir.bm25_index(&settings.bm25).search(query, scope, k).hits,
-        )),
-        SearchMethod::Semantic | SearchMethod::Hybrid => {
-            let semantic = semantic.ok_or_else(|| needs_embedder(method))?;
-            let (hits, _) = dense_ranked(dir, settings, semantic, method, query, scope, k)?;
-            Ok(scored(hits))
+impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
+    /// A searcher over `corpus`, whose indexes are `index` (built over that same corpus).
+    pub fn new(
+        corpus: &'a C,
+        index: &'a SearchIndex,
+        settings: &'a Settings,
+        semantic: Option<&'a SemanticSearch>,
+    ) -> Self {
+        Self {
+            corpus,
+            index,
+            settings,
+            semantic,
         }
     }
-}
 
-/// Why `tool` matched `query` under `method`, in one line.
-pub fn explain(
-    dir: &Directory,
-    settings: &Settings,
-    semantic: Option<&SemanticSearch>,
-    method: SearchMethod,
-    query: &str,
-    tool: ToolId,
-) -> String {
-    match method {
-        SearchMethod::Semantic | SearchMethod::Hybrid => {
-            let Some(sem) = semantic else {
-                return String::new();
-            };
-            let cos = dir
-                .vectors(sem)
-                .and_then(|v| Ok(dot(v.vector(tool), &sem.embed_query(query)?)))
-                .map_or_else(|e| e.to_string(), |c| format!("cosine {c:.3}"));
-            if method == SearchMethod::Semantic {
-                return cos;
-            }
-            let bm25 = dir
-                .bm25_index(&settings.bm25)
-                .explain(query, tool, dir.tools(), dir.groups())
-                .summary();
-            if bm25.is_empty() {
-                cos
-            } else {
-                format!("{cos}; bm25: {bm25}")
-            }
-        }
-        SearchMethod::Bm25 => dir
-            .bm25_index(&settings.bm25)
-            .explain(query, tool, dir.tools(), dir.groups())
-            .summary(),
-        _ => {
-            let r = dir
-                .keyword_index()
-                .search(query, tool..tool + 1, 1)
+    /// The corpus searched.
+    pub fn corpus(&self) -> &'a C {
+        self.corpus
+    }
+
+    /// Its indexes.
+    pub fn index(&self) -> &'a SearchIndex {
+        self.index
+    }
+
+    /// The best [`Query::need`] documents of the query's scope by its method, best first, and
+    /// how many match in all.
+    pub fn rank(&self, q: &Query<'_>) -> Result<Ranking, SearchError> {
+        let scope = q.scope.clone().unwrap_or(0..self.corpus.len() as ToolId);
+        if q.method == SearchMethod::Keyword {
+            let r = self
+                .index
+                .keyword()
+                .search_fields(q.text, scope, q.need, q.fields);
+            let hits = r
                 .matches
-                .first()
-                .map(|m| m.rank);
-            let Some(r) = r else {
-                return String::new();
-            };
-            let mut parts = Vec::new();
-            if r.exact {
-                parts.push("exact name".to_owned());
-            }
-            for (b, n) in r.buckets.iter().enumerate() {
-                if *n > 0 {
-                    parts.push(format!("{n} × {}", bucket_name(b)));
+                .into_iter()
+                .map(|m| Hit {
+                    tool: m.tool,
+                    score: f64::from(m.rank.coverage) + if m.rank.exact { 1000.0 } else { 0.0 },
+                    exact: m.rank.exact,
+                })
+                .collect();
+            return Ok(Ranking {
+                hits,
+                total: r.total,
+                no_keywords: r.no_keywords,
+            });
+        }
+        let exact = if q.exact_first {
+            self.index.keyword().exact_matches(q.text, scope.clone())
+        } else {
+            Vec::new()
+        };
+        let need = q.need.saturating_add(exact.len());
+        let (scored, total) = match q.method {
+            SearchMethod::Bm25 => self.bm25().search(q.text, scope, need),
+            method => self.dense(method, q.text, scope, need)?,
+        };
+        Ok(Ranking::exact_first(exact, scored, total, q.need))
+    }
+
+    /// Why document `tool` matched `query` under `method`, in one line.
+    pub fn explain(&self, method: SearchMethod, query: &str, tool: ToolId) -> String {
+        match method {
+            SearchMethod::Semantic | SearchMethod::Hybrid => {
+                let Some(sem) = self.semantic else {
+                    return String::new();
+                };
+                let cos = self
+                    .index
+                    .vectors(self.corpus, sem)
+                    .and_then(|v| Ok(dot(v.vector(tool), &sem.embed_query(query)?)))
+                    .map_or_else(|e| e.to_string(), |c| format!("cosine {c:.3}"));
+                if method == SearchMethod::Semantic {
+                    return cos;
+                }
+                let bm25 = self.bm25().explain(query, tool, self.corpus).summary();
+                if bm25.is_empty() {
+                    cos
+                } else {
+                    format!("{cos}; bm25: {bm25}")
                 }
             }
-            parts.join(", ")
+            SearchMethod::Bm25 => self.bm25().explain(query, tool, self.corpus).summary(),
+            SearchMethod::Keyword => {
+                let r = self
+                    .index
+                    .keyword()
+                    .search(query, tool..tool + 1, 1)
+                    .matches
+                    .first()
+                    .map(|m| m.rank);
+                let Some(r) = r else {
+                    return String::new();
+                };
+                let mut parts = Vec::new();
+                if r.exact {
+                    parts.push("exact name".to_owned());
+                }
+                for (b, n) in r.buckets.iter().enumerate() {
+                    if *n > 0 {
+                        parts.push(format!("{n} × {}", bucket_name(b)));
+                    }
+                }
+                parts.join(", ")
+            }
         }
+    }
+
+    fn bm25(&self) -> std::sync::Arc<bm25::Bm25Index> {
+        self.index.bm25(self.corpus, &self.settings.bm25)
+    }
+
+    /// The `need` best documents of `scope` by `semantic` or `hybrid`, and how many are
+    /// candidates (semantic: similarity ≥ the minimum; hybrid: either side's).
+    fn dense(
+        &self,
+        method: SearchMethod,
+        query: &str,
+        scope: Range<ToolId>,
+        need: usize,
+    ) -> Result<(Vec<Scored>, usize), SearchError> {
+        let semantic = self.semantic.ok_or_else(|| needs_embedder(method))?;
+        let vectors = self.index.vectors(self.corpus, semantic)?;
+        let q = semantic.embed_query(query)?;
+        let min = semantic.min_similarity();
+        if method == SearchMethod::Semantic {
+            return Ok(vectors.search(&q, scope, need, min));
+        }
+        let depth = need.max(hybrid::DEPTH);
+        // Unfloored: `fuse` applies the floor to candidates, not to the scale.
+        let (dense, _) = vectors.search(&q, scope.clone(), depth, f32::MIN);
+        let (bm25, _) = self.bm25().search(query, scope, depth);
+        Ok(hybrid::fuse(
+            &bm25,
+            &dense,
+            min,
+            &self.settings.hybrid,
+            need,
+        ))
     }
 }

@@ -6,16 +6,15 @@
 //! `name`. Every problem — unreadable file, missing or malformed front matter, a missing
 //! `name` or `description`, two skills with one name — is reported with its file, all at once.
 //!
-//! Skills are ranked like tools: they are kept as a [`Directory`] of their own (one group,
-//! `skills`, one entry per skill with its name and description), so every search method works
-//! on them unchanged.
+//! Skills are ranked like tools by every search method: the search layer reads them as a corpus
+//! of one group, `skills`, one document per skill with its name and description.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use crate::catalog::{Directory, GroupSpec, SourceTools, ToolDef, ToolId};
+use crate::catalog::name::tool_name_problem;
 
 /// One skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,13 +39,14 @@ pub struct SkillsError(pub Vec<String>);
 #[derive(Debug)]
 pub struct Skills {
     skills: Vec<Skill>,
-    dir: Directory,
 }
 
-/// The group name of the skills' own directory.
-const GROUP: &str = "skills";
-
 impl Skills {
+    /// The group skills are searched in.
+    pub const GROUP: &'static str = "skills";
+    /// That group's description.
+    pub const GROUP_DESCRIPTION: &'static str = "Agent skills: instructions for tasks";
+
     /// Loads every skill under `paths`.
     pub fn load(paths: &[PathBuf]) -> Result<Self, SkillsError> {
         let mut problems = Vec::new();
@@ -99,30 +99,20 @@ impl Skills {
                 ));
             }
         }
-        let defs = skills
-            .iter()
-            .map(|s| ToolDef::new(&s.name, &s.description))
-            .collect();
-        let source = SourceTools::grouped(
-            "skills",
-            GroupSpec::new(GROUP, "Agent skills: instructions for tasks"),
-            defs,
-        );
-        let dir = match Directory::build(if skills.is_empty() {
-            Vec::new()
-        } else {
-            vec![source]
-        }) {
-            Ok(d) => d,
-            Err(e) => {
-                problems.push(e.to_string());
-                return Err(SkillsError(problems));
+        for skill in &skills {
+            if let Some(p) = tool_name_problem(&skill.name) {
+                // The rule of tool names: non-blank, at most 128 characters, no control chars.
+                problems.push(format!(
+                    "{}: {}",
+                    skill.path.display(),
+                    p.replace("tool", "skill")
+                ));
             }
-        };
+        }
         if !problems.is_empty() {
             return Err(SkillsError(problems));
         }
-        Ok(Self { skills, dir })
+        Ok(Self { skills })
     }
 
     /// Every skill, by name.
@@ -138,14 +128,9 @@ impl Skills {
             .map(|i| &self.skills[i])
     }
 
-    /// The skills as a directory to search (one group, `skills`; tool names are skill ids).
-    pub fn directory(&self) -> &Directory {
-        &self.dir
-    }
-
-    /// The skill behind an entry of [`directory`](Self::directory).
-    pub fn by_id(&self, id: ToolId) -> Option<&Skill> {
-        self.get(&self.dir.tool(id).name)
+    /// The skill ranked as document `id` of the skills corpus (skills are in name order).
+    pub fn by_id(&self, id: u32) -> Option<&Skill> {
+        self.skills.get(id as usize)
     }
 }
 

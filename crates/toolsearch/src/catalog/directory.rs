@@ -1,4 +1,5 @@
-//! The directory: an immutable, validated snapshot of every source's tools, indexed for search.
+//! The directory: an immutable, validated snapshot of every source's tools. It knows nothing of
+//! search or dispatch: indexes and argument validators are built over it by the layers above.
 //!
 //! Grouped tools are stored sorted by canonical name, so a tool's index ([`ToolId`]) is its rank
 //! in the canonical-name tie break, and each group's tools are one contiguous range (an escaped
@@ -6,20 +7,18 @@
 
 use std::fmt;
 use std::ops::Range;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::name::{canonical_name, group_description_problem, group_name_problem};
+use super::name::{
+    canonical_name, group_description_problem, group_name_problem, tool_name_problem,
+};
 use super::schema_text::{SchemaText, schema_text};
 use super::{Presentation, SourceTools, ToolDef};
-use crate::dispatch::{ArgValidator, Executor};
-use crate::search::SearchError;
-use crate::search::bm25::{Bm25Index, Bm25Params};
-use crate::search::keyword::KeywordIndex;
-use crate::search::semantic::{SemanticSearch, VectorIndex};
+use crate::exec::Executor;
 use crate::text::summary_description;
 
 /// Index of a grouped tool in [`Directory::tools`] (its canonical-name rank).
@@ -53,7 +52,6 @@ pub struct ToolEntry {
     pub executor: Option<Arc<dyn Executor>>,
     pub(crate) input_schema_json: Box<RawValue>,
     pub(crate) output_schema_json: Option<Box<RawValue>>,
-    pub(crate) validator: ArgValidator,
 }
 
 /// One group: name, description, and its tools' range in [`Directory::tools`].
@@ -82,10 +80,9 @@ pub struct DirectEntry {
     pub source: Arc<str>,
     /// What runs it.
     pub executor: Option<Arc<dyn Executor>>,
-    pub(crate) validator: ArgValidator,
 }
 
-/// A validated, indexed snapshot of the catalog.
+/// A validated snapshot of the catalog.
 #[derive(Debug)]
 pub struct Directory {
     groups: Vec<GroupEntry>,
@@ -95,9 +92,6 @@ pub struct Directory {
     tool_by_canonical: FxHashMap<String, ToolId>,
     /// Some grouped source is still connecting.
     connecting: bool,
-    index: KeywordIndex,
-    bm25: std::sync::Mutex<Option<Arc<Bm25Index>>>,
-    vectors: std::sync::Mutex<Option<Arc<VectorIndex>>>,
 }
 
 /// Everything wrong with a set of sources, each problem with its location.
@@ -175,7 +169,6 @@ impl Directory {
                         def,
                         source: source.clone(),
                         executor: executor.clone(),
-                        validator: ArgValidator::default(),
                     }));
                 }
             }
@@ -237,7 +230,6 @@ impl Directory {
                 }
             })
             .collect();
-        let index = KeywordIndex::build(&tools, &groups);
         Ok(Self {
             groups,
             tools,
@@ -245,9 +237,6 @@ impl Directory {
             group_by_name,
             tool_by_canonical,
             connecting,
-            index,
-            bm25: std::sync::Mutex::new(None),
-            vectors: std::sync::Mutex::new(None),
         })
     }
 
@@ -299,40 +288,6 @@ impl Directory {
     /// The group a tool lives in.
     pub fn group_of(&self, id: ToolId) -> &GroupEntry {
         &self.groups[self.tools[id as usize].group as usize]
-    }
-
-    /// The keyword index.
-    pub fn keyword_index(&self) -> &KeywordIndex {
-        &self.index
-    }
-
-    /// The BM25 index with `params`, built on first use and kept for this snapshot (a call
-    /// with other parameters builds and keeps a new one).
-    pub fn bm25_index(&self, params: &Bm25Params) -> Arc<Bm25Index> {
-        let mut slot = self.bm25.lock().unwrap_or_else(|p| p.into_inner());
-        match &*slot {
-            Some(index) if index.params() == params => index.clone(),
-            _ => {
-                let index = Arc::new(Bm25Index::build(&self.tools, &self.groups, *params));
-                *slot = Some(index.clone());
-                index
-            }
-        }
-    }
-
-    /// The tools' vectors from `semantic`'s model, built on first use (embedding only the
-    /// tools its cache lacks) and kept for this snapshot.
-    pub fn vectors(&self, semantic: &SemanticSearch) -> Result<Arc<VectorIndex>, SearchError> {
-        let mut slot = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
-        match &*slot {
-            Some(v) if v.model_id() == semantic.embedder().model_id() => Ok(v.clone()),
-            _ => {
-                let (v, _) = semantic.index(&self.tools, &self.groups, &mut |_, _| {})?;
-                let v = Arc::new(v);
-                *slot = Some(v.clone());
-                Ok(v)
-            }
-        }
     }
 }
 
@@ -403,22 +358,6 @@ fn validate(sources: &[SourceTools]) -> Vec<(String, String)> {
     problems
 }
 
-/// Why a local tool name is not valid, or `None`. Names are free text (catalogs such as
-/// ToolBench use spaces) but must be non-blank, at most 128 characters, without control
-/// characters.
-fn tool_name_problem(name: &str) -> Option<String> {
-    if name.trim().is_empty() {
-        return Some("tool name is empty".into());
-    }
-    if name.chars().count() > 128 {
-        return Some("tool name is longer than 128 characters".into());
-    }
-    if name.chars().any(char::is_control) {
-        return Some("tool name contains a control character".into());
-    }
-    None
-}
-
 fn make_entry(group: u32, canonical: String, p: Pending) -> ToolEntry {
     let ToolDef {
         name,
@@ -442,7 +381,6 @@ fn make_entry(group: u32, canonical: String, p: Pending) -> ToolEntry {
         executor: p.executor,
         input_schema_json,
         output_schema_json,
-        validator: ArgValidator::default(),
     }
 }
 
@@ -454,40 +392,6 @@ fn raw_json(schema: &Map<String, Value>) -> Box<RawValue> {
 
 fn empty_raw() -> Box<RawValue> {
     RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("{{}} is valid JSON"))
-}
-
-/// The live catalog: holds the current [`Directory`] and swaps in new snapshots. Readers keep
-/// the snapshot they took; the next read sees the new one.
-#[derive(Debug)]
-pub struct Catalog {
-    current: RwLock<Arc<Directory>>,
-}
-
-impl Catalog {
-    /// A catalog starting at `directory`.
-    pub fn new(directory: Directory) -> Self {
-        Self {
-            current: RwLock::new(Arc::new(directory)),
-        }
-    }
-
-    /// The current snapshot.
-    pub fn snapshot(&self) -> Arc<Directory> {
-        match self.current.read() {
-            Ok(g) => g.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
-    }
-
-    /// Replaces the snapshot; returns the previous one.
-    pub fn replace(&self, directory: Directory) -> Arc<Directory> {
-        let new = Arc::new(directory);
-        let mut g = match self.current.write() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        std::mem::replace(&mut *g, new)
-    }
 }
 
 #[cfg(test)]
@@ -596,14 +500,5 @@ mod tests {
         ])
         .expect_err("duplicate direct");
         assert!(err.to_string().contains("already used by source \"d1\""));
-    }
-
-    #[test]
-    fn readers_keep_their_snapshot() {
-        let cat = Catalog::new(Directory::build(vec![src("s", "g", "d", &["a"])]).expect("ok"));
-        let held = cat.snapshot();
-        cat.replace(Directory::build(vec![src("s", "g", "d", &["a", "b"])]).expect("ok"));
-        assert_eq!(held.tools().len(), 1);
-        assert_eq!(cat.snapshot().tools().len(), 2);
     }
 }

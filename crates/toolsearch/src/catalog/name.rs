@@ -77,6 +77,22 @@ pub fn is_valid_control_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
 }
 
+/// Why a local tool name is not valid, or `None`. Names are free text (catalogs such as
+/// ToolBench use spaces) but must be non-blank, at most 128 characters, without control
+/// characters.
+pub fn tool_name_problem(name: &str) -> Option<String> {
+    if name.trim().is_empty() {
+        return Some("tool name is empty".into());
+    }
+    if name.chars().count() > 128 {
+        return Some("tool name is longer than 128 characters".into());
+    }
+    if name.chars().any(char::is_control) {
+        return Some("tool name contains a control character".into());
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

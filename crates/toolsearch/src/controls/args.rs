@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::ToolError;
+use crate::error::ToolError;
 
 /// The argument object (`null` counts as `{}`), rejecting keys outside `allowed`.
 pub(crate) fn object<'a>(

@@ -3,13 +3,13 @@
 
 use serde_json::{Map, Value, json};
 
-use super::ToolError;
+use super::Context;
 use super::args::{object, pointer};
 use super::discover::MAX_QUERY_CHARS;
 use crate::catalog::Directory;
 use crate::config::{SearchMethod, Settings};
-use crate::search::semantic::SemanticSearch;
-use crate::search::{Hit, rank};
+use crate::error::ToolError;
+use crate::search::{Hit, Query, Searcher};
 use crate::skills::Skills;
 
 /// Default `topKTools`.
@@ -33,17 +33,15 @@ fn score(s: f64) -> Value {
 }
 
 fn unavailable(e: impl std::fmt::Display) -> ToolError {
-    ToolError::new("search_unavailable", format!("{e}; tell the user"))
+    ToolError::search_unavailable(format!("{e}; tell the user"))
 }
 
 /// `search_capabilities {query, topKTools?, topKSkills?, method?}`.
 pub(super) fn search_capabilities(
-    dir: &Directory,
-    settings: &Settings,
-    semantic: Option<&SemanticSearch>,
-    skills: Option<&Skills>,
+    ctx: &Context<'_>,
     arguments: &Value,
 ) -> Result<String, ToolError> {
+    let (dir, settings) = (ctx.dir, ctx.settings);
     let name = &settings.names.search_capabilities;
     let obj = object(
         name,
@@ -82,11 +80,17 @@ pub(super) fn search_capabilities(
     };
     let k_tools = top_k(obj.get("topKTools"), TOP_K_TOOLS);
     let k_skills = top_k(obj.get("topKSkills"), TOP_K_SKILLS);
-    let tools = rank(dir, settings, semantic, method, query, k_tools).map_err(unavailable)?;
-    let skill_hits: Vec<Value> = match skills.filter(|s| !s.all().is_empty()) {
+    let tools = ctx
+        .searcher()
+        .rank(&Query::new(query, method, k_tools))
+        .map_err(unavailable)?
+        .hits;
+    let skill_hits: Vec<Value> = match ctx.skills.filter(|(s, _)| !s.all().is_empty()) {
         None => Vec::new(),
-        Some(s) => rank(s.directory(), settings, semantic, method, query, k_skills)
+        Some((s, index)) => Searcher::new(s, index, settings, ctx.semantic)
+            .rank(&Query::new(query, method, k_skills))
             .map_err(unavailable)?
+            .hits
             .into_iter()
             .filter_map(|h| {
                 let skill = s.by_id(h.tool)?;
@@ -144,13 +148,10 @@ pub(super) fn get_skill(
     };
     match skills.and_then(|s| s.get(id)) {
         Some(skill) => Ok(skill.body.clone()),
-        None => Err(ToolError::new(
-            "unknown_skill",
-            format!(
-                "There is no skill {id:?}; use a skillId that {} returned.",
-                settings.names.search_capabilities
-            ),
-        )
+        None => Err(ToolError::unknown_skill(format!(
+            "There is no skill {id:?}; use a skillId that {} returned.",
+            settings.names.search_capabilities
+        ))
         .with("skillId", id.as_str())),
     }
 }

@@ -3,11 +3,11 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::ToolError;
 use super::args::{object, req_str};
 use super::discover::{FullEntry, entry_too_large, full_entry};
 use crate::catalog::{Directory, ToolId};
 use crate::config::Settings;
+use crate::error::ToolError;
 
 #[derive(Serialize)]
 struct Described<'a> {
@@ -62,9 +62,7 @@ pub(crate) fn resolve(
             .iter()
             .map(|(s, r)| format!("{s}: {r}"))
             .collect();
-        return Err(ToolError::new(
-            "unavailable",
-            format!(
+        return Err(ToolError::unavailable(format!(
                 "Group {group:?} lists no tool named {tool:?} right now, and a source of it is unavailable ({}); its tools appear when it is back. Nothing ran; try again later, or call {} with group {group:?} to see its current tools.",
                 why.join("; "),
                 settings.names.discover
@@ -80,9 +78,7 @@ pub(crate) fn resolve(
         .find(|t| t.canonical == tool || t.name.eq_ignore_ascii_case(tool))
         .map(|t| format!(" Did you mean the local name {:?}?", t.name))
         .unwrap_or_default();
-    Err(ToolError::new(
-        "unknown_tool",
-        format!(
+    Err(ToolError::unknown_tool(format!(
             "Group {group:?} has no tool named {tool:?} (names are exact local names).{hint} Call {} with group {group:?} to find its current tools, then use one of those names.",
             settings.names.discover
         ),

@@ -4,16 +4,14 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::ToolError;
+use super::Context;
 use super::args::{object, opt_str, opt_uint, pointer};
 use crate::catalog::{Directory, ToolId};
-use crate::config::SearchMethod;
-use crate::config::Settings;
+use crate::config::{SearchMethod, Settings};
+use crate::error::ToolError;
 use crate::page::{TooLarge, fit_page};
-use crate::search::bm25::Scored;
-use crate::search::dense_ranked;
-use crate::search::keyword::{ALL_FIELDS, Match, Rank, Ranked};
-use crate::search::semantic::SemanticSearch;
+use crate::search::Query;
+use crate::search::keyword::ALL_FIELDS;
 
 /// Longest query, in characters.
 pub const MAX_QUERY_CHARS: usize = 2048;
@@ -119,12 +117,8 @@ fn parse_limit(
 }
 
 /// `discover_tools`.
-pub(super) fn discover(
-    dir: &Directory,
-    settings: &Settings,
-    semantic: Option<&SemanticSearch>,
-    arguments: &Value,
-) -> Result<String, ToolError> {
+pub(super) fn discover(ctx: &Context<'_>, arguments: &Value) -> Result<String, ToolError> {
+    let settings = ctx.settings;
     let name = &settings.names.discover;
     let obj = object(
         name,
@@ -144,47 +138,28 @@ pub(super) fn discover(
     .unwrap_or(Detail::Auto);
     let limit = parse_limit(obj, settings)?;
     let offset = opt_uint(obj, "offset")?.unwrap_or(0);
-    search_page(
-        dir, settings, semantic, query, group, detail, limit, offset, ALL_FIELDS,
-    )
+    search_page(ctx, query, group, detail, limit, offset, ALL_FIELDS)
 }
 
 /// `search_proxy_tools` (toolproxy surface): full entries only, keywords matched on names,
 /// descriptions and group names.
-pub(super) fn search_proxy(
-    dir: &Directory,
-    settings: &Settings,
-    semantic: Option<&SemanticSearch>,
-    arguments: &Value,
-) -> Result<String, ToolError> {
+pub(super) fn search_proxy(ctx: &Context<'_>, arguments: &Value) -> Result<String, ToolError> {
+    let settings = ctx.settings;
     let name = &settings.names.search_proxy;
     let obj = object(name, arguments, &["query", "group", "limit", "offset"])?;
     let query = parse_query(obj)?;
     let group = opt_str(obj, "group")?;
     let limit = parse_limit(obj, settings)?;
     let offset = opt_uint(obj, "offset")?.unwrap_or(0);
-    search_page(
-        dir,
-        settings,
-        semantic,
-        query,
-        group,
-        Detail::Full,
-        limit,
-        offset,
-        PROXY_FIELDS,
-    )
+    search_page(ctx, query, group, Detail::Full, limit, offset, PROXY_FIELDS)
 }
 
 /// Fields `search_proxy_tools` matches: name, description, group.
 const PROXY_FIELDS: u8 = 0b111;
 
 /// `list_tools`.
-pub(super) fn list(
-    dir: &Directory,
-    settings: &Settings,
-    arguments: &Value,
-) -> Result<String, ToolError> {
+pub(super) fn list(ctx: &Context<'_>, arguments: &Value) -> Result<String, ToolError> {
+    let settings = ctx.settings;
     let name = &settings.names.list;
     let obj = object(name, arguments, &["group", "detail", "limit", "offset"])?;
     let group = opt_str(obj, "group")?;
@@ -195,16 +170,11 @@ pub(super) fn list(
     .unwrap_or(Detail::Summary);
     let limit = parse_limit(obj, settings)?;
     let offset = opt_uint(obj, "offset")?.unwrap_or(0);
-    search_page(
-        dir, settings, None, "", group, detail, limit, offset, ALL_FIELDS,
-    )
+    search_page(ctx, "", group, detail, limit, offset, ALL_FIELDS)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn search_page(
-    dir: &Directory,
-    settings: &Settings,
-    semantic: Option<&SemanticSearch>,
+    ctx: &Context<'_>,
     query: &str,
     group: Option<&str>,
     detail: Detail,
@@ -212,6 +182,7 @@ fn search_page(
     offset: usize,
     fields: u8,
 ) -> Result<String, ToolError> {
+    let (dir, settings) = (ctx.dir, ctx.settings);
     let scope = match group {
         None => 0..dir.tools().len() as ToolId,
         Some(g) => match dir.group_index(g) {
@@ -223,28 +194,27 @@ fn search_page(
     let summary_limit = limit.unwrap_or(10.min(max));
     let full_limit = limit.unwrap_or(5.min(max));
     let need = offset.saturating_add(summary_limit.max(full_limit));
-    let words = !crate::text::words(query).is_empty();
-    let ranked = match settings.method {
-        SearchMethod::Bm25 if words => scored_ranked(dir, query, scope, need, |scope, need| {
-            let r = dir.bm25_index(&settings.bm25).search(query, scope, need);
-            Ok((r.hits, r.total))
-        })?,
-        SearchMethod::Semantic | SearchMethod::Hybrid if words => {
-            let Some(sem) = semantic else {
-                return Err(unavailable(format!(
-                    "search method {:?} has no embedding model in this engine",
-                    settings.method.as_str()
-                )));
-            };
-            scored_ranked(dir, query, scope, need, |scope, need| {
-                dense_ranked(dir, settings, sem, settings.method, query, scope, need)
-                    .map_err(|e| unavailable(e.to_string()))
-            })?
-        }
-        _ => dir
-            .keyword_index()
-            .search_fields(query, scope, need, fields),
+    // A query without words (empty: browse) is answered by the keyword rules.
+    let method = if crate::text::words(query).is_empty() {
+        SearchMethod::Keyword
+    } else {
+        settings.method
     };
+    let q = Query::new(query, method, need)
+        .within(scope)
+        .fields(fields)
+        .exact_first();
+    let dense = matches!(method, SearchMethod::Semantic | SearchMethod::Hybrid);
+    if dense && ctx.semantic.is_none() {
+        return Err(unavailable(format!(
+            "search method {:?} has no embedding model in this engine",
+            method.as_str()
+        )));
+    }
+    let ranked = ctx
+        .searcher()
+        .rank(&q)
+        .map_err(|e| unavailable(e.to_string()))?;
     if ranked.no_keywords && !query.trim().is_empty() && ranked.total == 0 {
         return Err(ToolError::invalid_request(
             "/query",
@@ -254,7 +224,7 @@ fn search_page(
             ),
         ));
     }
-    let page_ids: Vec<ToolId> = ranked.matches.iter().skip(offset).map(|m| m.tool).collect();
+    let page_ids: Vec<ToolId> = ranked.hits.iter().skip(offset).map(|h| h.tool).collect();
     let budget = settings.max_search_bytes;
     let summary = |ids: &[ToolId]| {
         page(
@@ -284,9 +254,8 @@ fn search_page(
         Detail::Summary => summary(&page_ids),
         Detail::Full => full(&page_ids, full_limit, budget),
         Detail::Auto => {
-            let single_exact = ranked.total == 1
-                && offset == 0
-                && ranked.matches.first().is_some_and(|m| m.rank.exact);
+            let single_exact =
+                ranked.total == 1 && offset == 0 && ranked.hits.first().is_some_and(|h| h.exact);
             if single_exact && let Ok(json) = full(&page_ids, 1, budget.min(AUTO_FULL_MAX_BYTES)) {
                 return Ok(json);
             }
@@ -297,53 +266,9 @@ fn search_page(
 
 /// The search failed for a reason the model cannot fix (no model, an endpoint down).
 fn unavailable(message: String) -> ToolError {
-    ToolError::new(
-        "search_unavailable",
-        format!("{message}; search with another method is not possible from here, tell the user"),
-    )
-}
-
-/// A scored ranking (BM25, semantic, hybrid) in the keyword result's shape. A query equal to
-/// a tool's name (the keyword rule's exact match) puts that tool first, as with `keyword`;
-/// the rest follow by score. Only called for queries with words.
-fn scored_ranked(
-    dir: &Directory,
-    query: &str,
-    scope: std::ops::Range<ToolId>,
-    need: usize,
-    search: impl FnOnce(std::ops::Range<ToolId>, usize) -> Result<(Vec<Scored>, usize), ToolError>,
-) -> Result<Ranked, ToolError> {
-    let exact_ids = dir.keyword_index().exact_matches(query, scope.clone());
-    let (hits, total) = search(scope, need.saturating_add(exact_ids.len()))?;
-    let mut matches: Vec<Match> = exact_ids
-        .iter()
-        .map(|&tool| Match {
-            tool,
-            rank: Rank {
-                exact: true,
-                ..Rank::default()
-            },
-        })
-        .collect();
-    matches.extend(
-        hits.iter()
-            .filter(|h| !exact_ids.contains(&h.tool))
-            .map(|h| Match {
-                tool: h.tool,
-                rank: Rank::default(),
-            }),
-    );
-    let extra = exact_ids
-        .iter()
-        .filter(|id| !hits.iter().any(|h| h.tool == **id))
-        .count();
-    matches.truncate(need);
-    Ok(Ranked {
-        matches,
-        total: total + extra,
-        // Only a query without any word is refused; one of stop words alone finds nothing.
-        no_keywords: false,
-    })
+    ToolError::search_unavailable(format!(
+        "{message}; search with another method is not possible from here, tell the user"
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -373,9 +298,7 @@ pub(super) fn entry_too_large(
 ) -> ToolError {
     let t = dir.tool(id);
     let group = &dir.group_of(id).name;
-    ToolError::new(
-        "entry_too_large",
-        format!(
+    ToolError::entry_too_large(format!(
             "The {detail} entry of tool {:?} in group {group:?} needs {needed} bytes, more than the {budget}-byte response budget, so it cannot be returned (nothing is truncated). {}",
             t.name,
             if detail == "full" { "Ask for detail \"summary\", or pick another tool." } else { "Pick another tool." }

@@ -3,10 +3,10 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::ToolError;
 use super::args::{object, opt_uint};
 use crate::catalog::{Directory, GroupEntry};
 use crate::config::Settings;
+use crate::error::ToolError;
 use crate::page::{TooLarge, fit_page};
 
 #[derive(Serialize)]
@@ -60,9 +60,7 @@ pub(super) fn list_groups(
         Ok(p) => Ok(p.json),
         Err(TooLarge { needed }) => {
             let g = &groups[offset];
-            Err(ToolError::new(
-                "entry_too_large",
-                format!(
+            Err(ToolError::entry_too_large(format!(
                     "The entry of group {:?} needs {needed} bytes, more than the {}-byte response budget.",
                     g.name, settings.max_search_bytes
                 ),
@@ -86,9 +84,7 @@ pub(crate) fn unknown_group(dir: &Directory, settings: &Settings, group: &str) -
         } else {
             String::new()
         };
-        ToolError::new(
-            "unknown_group",
-            format!("There is no group {group:?}. Use one of the current groups below and search again.{more}"),
+        ToolError::unknown_group(format!("There is no group {group:?}. Use one of the current groups below and search again.{more}"),
         )
         .with("group", group)
     };

@@ -13,8 +13,9 @@ use tracing::Instrument;
 
 use super::hooks::{ApprovalHook, UnauthorizedHook};
 use super::validate::ArgValidator;
-use super::{Approval, CallInfo, CallResult, ExecError, Executor, Session};
-use crate::controls::ToolError;
+use super::{Approval, CallInfo};
+use crate::error::ToolError;
+use crate::exec::{CallResult, ExecError, Executor, Session};
 
 /// Default time a tool call may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -105,18 +106,15 @@ impl CallPath {
         target: &Target<'_>,
         arguments: Map<String, Value>,
     ) -> (&'static str, CallResult) {
-        let fail = |e: ToolError| (e.code, CallResult::from_error(&e));
+        let fail = |e: ToolError| (e.code.as_str(), CallResult::from_error(&e));
         let arguments = Value::Object(arguments);
         tracing::trace!(arguments = %arguments, "arguments");
         match target.validator.check(target.schema, &arguments) {
             Err(schema_error) => {
-                return fail(ToolError::new(
-                    "invalid_schema",
-                    format!(
-                        "The input schema of {} is not a valid JSON Schema ({schema_error}), so its arguments cannot be checked; the call was not made.",
-                        target.label()
-                    ),
-                ));
+                return fail(ToolError::invalid_schema(format!(
+                    "The input schema of {} is not a valid JSON Schema ({schema_error}), so its arguments cannot be checked; the call was not made.",
+                    target.label()
+                )));
             }
             Ok(Err((violations, total))) => {
                 return fail(invalid_arguments(target, &violations, total));
@@ -127,13 +125,10 @@ impl CallPath {
             unreachable!("built from a map above")
         };
         let Some(executor) = target.executor else {
-            return fail(ToolError::new(
-                "not_executable",
-                format!(
-                    "{} comes from a static catalog and has no executor here, so it cannot be called. Use another tool.",
-                    target.label()
-                ),
-            ));
+            return fail(ToolError::not_executable(format!(
+                "{} comes from a static catalog and has no executor here, so it cannot be called. Use another tool.",
+                target.label()
+            )));
         };
         if let Some(approve) = &self.approval {
             let info = CallInfo {
@@ -142,36 +137,30 @@ impl CallPath {
                 source: target.source.to_owned(),
             };
             if let Approval::Deny(why) = approve(info).await {
-                return fail(ToolError::new(
-                    "denied",
-                    format!(
-                        "The call of {} was not approved and did not run: {why}",
-                        target.label()
-                    ),
-                ));
+                return fail(ToolError::denied(format!(
+                    "The call of {} was not approved and did not run: {why}",
+                    target.label()
+                )));
             }
         }
         let running =
             AssertUnwindSafe(executor.call_in(session, target.tool, arguments)).catch_unwind();
         match tokio::time::timeout(self.timeout, running).await {
-            Err(_) => fail(ToolError::new(
-                "timeout",
-                format!(
-                    "{} did not finish within {} s and was cancelled. {UNCERTAIN}",
-                    target.label(),
-                    self.timeout.as_secs_f64()
-                ),
-            )),
+            Err(_) => fail(ToolError::timeout(format!(
+                "{} did not finish within {} s and was cancelled. {UNCERTAIN}",
+                target.label(),
+                self.timeout.as_secs_f64()
+            ))),
             Ok(Err(panic)) => {
                 let what = panic
                     .downcast_ref::<&str>()
                     .map(|s| (*s).to_owned())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "a panic".to_owned());
-                fail(ToolError::new(
-                    "tool_failed",
-                    format!("{} crashed: {what}. {UNCERTAIN}", target.label()),
-                ))
+                fail(ToolError::tool_failed(format!(
+                    "{} crashed: {what}. {UNCERTAIN}",
+                    target.label()
+                )))
             }
             Ok(Ok(Ok(result))) => ("ok", result),
             Ok(Ok(Err(e))) => fail(self.exec_error(target, e)),
@@ -181,27 +170,30 @@ impl CallPath {
     fn exec_error(&self, target: &Target<'_>, e: ExecError) -> ToolError {
         match e {
             ExecError::Failed(m) => {
-                ToolError::new("tool_failed", format!("{} failed: {m}. {UNCERTAIN}", target.label()))
+                ToolError::tool_failed(format!("{} failed: {m}. {UNCERTAIN}", target.label()))
             }
             ExecError::Unauthorized { upstream, message } => {
                 if let Some(hook) = &self.on_unauthorized {
                     hook(&upstream);
                 }
-                ToolError::new(
-                    "needs_auth",
-                    format!("{upstream} refused the credentials for {}: {message}", target.label()),
+                ToolError::needs_auth(format!(
+                    "{upstream} refused the credentials for {}: {message}",
+                    target.label()
+                ))
+                .with(
+                    "hint",
+                    format!("call the auth tool to re-authorize {upstream}"),
                 )
-                .with("hint", format!("call the auth tool to re-authorize {upstream}"))
                 .with("upstream", upstream)
             }
-            ExecError::Unavailable(m) => ToolError::new(
-                "unavailable",
-                format!("{} cannot be reached: {m}. Nothing ran; try again later or use another tool.", target.label()),
-            ),
-            ExecError::InvalidArguments(m) => ToolError::new(
-                "invalid_arguments",
-                format!("The tool refused the arguments of {}: {m}. Nothing ran; fix them and call again.", target.label()),
-            )
+            ExecError::Unavailable(m) => ToolError::unavailable(format!(
+                "{} cannot be reached: {m}. Nothing ran; try again later or use another tool.",
+                target.label()
+            )),
+            ExecError::InvalidArguments(m) => ToolError::invalid_arguments(format!(
+                "The tool refused the arguments of {}: {m}. Nothing ran; fix them and call again.",
+                target.label()
+            ))
             .with("path", ""),
         }
     }
@@ -227,9 +219,7 @@ fn invalid_arguments(
         .iter()
         .map(|v| json!({"path": v.path, "message": v.message}))
         .collect();
-    ToolError::new(
-        "invalid_arguments",
-        format!(
+    ToolError::invalid_arguments(format!(
             "The arguments do not match the input schema of {} ({total} problem{}; first: {summary}). Nothing ran: fix the arguments against the complete schema (describe the tool if needed) and call again.",
             target.label(),
             if total == 1 { "" } else { "s" }

@@ -28,8 +28,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::{BoxFuture, CallResult, ExecError, Executor};
 use crate::catalog::{GroupSpec, SourceTools, ToolDef};
+use crate::exec::{BoxFuture, CallResult, ExecError, Executor};
 
 type Handler =
     Arc<dyn Fn(Map<String, Value>) -> BoxFuture<Result<CallResult, ExecError>> + Send + Sync>;

@@ -5,6 +5,8 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
+use crate::catalog::Directory;
+
 /// Most violations listed in one `invalid_arguments` error.
 pub const MAX_VIOLATIONS: usize = 10;
 
@@ -15,6 +17,35 @@ pub struct Violation {
     pub path: String,
     /// What is wrong.
     pub message: String,
+}
+
+/// The argument validators of one directory snapshot: one per grouped tool and one per direct
+/// tool, each compiled on the tool's first call and kept with the snapshot.
+#[derive(Debug)]
+pub(crate) struct Validators {
+    grouped: Box<[ArgValidator]>,
+    direct: Box<[ArgValidator]>,
+}
+
+impl Validators {
+    /// Empty (not yet compiled) validators for every tool of `dir`.
+    pub(crate) fn new(dir: &Directory) -> Self {
+        let none = |n: usize| (0..n).map(|_| ArgValidator::default()).collect();
+        Self {
+            grouped: none(dir.tools().len()),
+            direct: none(dir.direct().len()),
+        }
+    }
+
+    /// The validator of grouped tool `id`.
+    pub(crate) fn grouped(&self, id: u32) -> &ArgValidator {
+        &self.grouped[id as usize]
+    }
+
+    /// The validator of direct tool `index` (its place in [`Directory::direct`]).
+    pub(crate) fn direct(&self, index: usize) -> &ArgValidator {
+        &self.direct[index]
+    }
 }
 
 /// A lazily compiled validator.

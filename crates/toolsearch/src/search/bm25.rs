@@ -1,7 +1,7 @@
 //! BM25F over a directory snapshot: name words, description, parameter text and the group,
 //! each with its own weight and length normalisation `b`, one shared k1.
 //!
-//! Text goes through [`analyze`]: the reference's words (camelCase split, case folding), English
+//! Text goes through [`analyze`](super::analysis::analyze): the reference's words (camelCase split, case folding), English
 //! stop words dropped, then the Snowball English stemmer (`rust-stemmers`), so "files" finds
 //! `read_file` and "the weather in Paris" does not rank on "the".
 //!
@@ -20,213 +20,17 @@
 //! way tantivy's `Explanation` does, and tests check that it adds up to the ranked score.
 
 use std::ops::Range;
-use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::catalog::{GroupEntry, ToolEntry, ToolId};
-use crate::text::for_each_word;
+use super::Scored;
+use super::analysis::analyze;
+use super::corpus::{Corpus, Doc};
+use crate::catalog::ToolId;
+use crate::config::{BM25_FIELDS, Bm25Params};
 
-/// The fields BM25 scores, in the order of [`Bm25Params::weights`].
-pub const BM25_FIELDS: [&str; 4] = ["name", "description", "parameters", "group"];
 const F: usize = BM25_FIELDS.len();
-
-/// BM25 parameters. The defaults were chosen by a grid search on the train half of
-/// `../shared/data` (mean nDCG@10 of metatool and toolbench-stable; BENCHMARKS.md).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Bm25Params {
-    /// Term-frequency saturation.
-    pub k1: f32,
-    /// Length normalisation of each field in [`BM25_FIELDS`] order (0 = none, 1 = full).
-    pub b: [f32; F],
-    /// Weight of each field in [`BM25_FIELDS`] order.
-    pub weights: [f32; F],
-}
-
-impl Default for Bm25Params {
-    fn default() -> Self {
-        Self {
-            k1: 2.0,
-            b: [0.9, 0.5, 0.9, 0.9],
-            weights: [3.0, 1.0, 0.5, 1.0],
-        }
-    }
-}
-
-/// English stop words: function words that carry no topic (a short list, since tool text is
-/// terse and words like "get", "list" or "new" do matter).
-const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "above",
-    "after",
-    "again",
-    "against",
-    "all",
-    "am",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "because",
-    "been",
-    "before",
-    "being",
-    "below",
-    "between",
-    "both",
-    "but",
-    "by",
-    "can",
-    "could",
-    "did",
-    "do",
-    "does",
-    "doing",
-    "down",
-    "during",
-    "each",
-    "few",
-    "for",
-    "from",
-    "further",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "her",
-    "here",
-    "hers",
-    "herself",
-    "him",
-    "himself",
-    "his",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "itself",
-    "just",
-    "me",
-    "might",
-    "more",
-    "most",
-    "must",
-    "my",
-    "myself",
-    "no",
-    "nor",
-    "not",
-    "of",
-    "off",
-    "on",
-    "once",
-    "only",
-    "or",
-    "other",
-    "our",
-    "ours",
-    "ourselves",
-    "out",
-    "over",
-    "own",
-    "same",
-    "shall",
-    "she",
-    "should",
-    "so",
-    "some",
-    "such",
-    "than",
-    "that",
-    "the",
-    "their",
-    "theirs",
-    "them",
-    "themselves",
-    "then",
-    "there",
-    "these",
-    "they",
-    "this",
-    "those",
-    "through",
-    "to",
-    "too",
-    "under",
-    "until",
-    "up",
-    "very",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "why",
-    "will",
-    "with",
-    "would",
-    "you",
-    "your",
-    "yours",
-    "yourself",
-    "yourselves",
-    "also",
-    "please",
-    "want",
-    "need",
-    "like",
-    "let",
-    "s",
-    "t",
-    "d",
-    "ll",
-    "m",
-    "re",
-    "ve",
-];
-
-fn is_stop_word(word: &str) -> bool {
-    static SET: OnceLock<rustc_hash::FxHashSet<&'static str>> = OnceLock::new();
-    SET.get_or_init(|| STOP_WORDS.iter().copied().collect())
-        .contains(word)
-}
-
-/// Calls `f` with every index term of `text`: its words minus stop words, stemmed.
-pub fn analyze(text: &str, mut f: impl FnMut(&str)) {
-    thread_local! {
-        static STEMMER: rust_stemmers::Stemmer =
-            rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-    }
-    STEMMER.with(|stemmer| {
-        for_each_word(text, |w| {
-            if !is_stop_word(w) {
-                f(&stemmer.stem(w));
-            }
-        });
-    });
-}
-
-/// The index terms of `text`, in order.
-pub fn terms(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    analyze(text, |t| out.push(t.to_owned()));
-    out
-}
 
 /// The BM25 index of one directory snapshot.
 #[derive(Debug)]
@@ -242,26 +46,6 @@ pub struct Bm25Index {
     /// Per tool, the analyzed length of each field.
     lengths: Vec<[u32; F]>,
     avg_lengths: [f32; F],
-}
-
-/// One scored tool.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Scored {
-    /// The tool.
-    pub tool: ToolId,
-    /// Its BM25 score (> 0).
-    pub score: f32,
-}
-
-/// The outcome of one search.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Bm25Ranked {
-    /// The best matches, best first (ties by canonical name), at most the number asked for.
-    pub hits: Vec<Scored>,
-    /// Every tool in scope with a score above zero.
-    pub total: usize,
-    /// The query had no index terms (only stop words or no words at all).
-    pub no_terms: bool,
 }
 
 /// How one query term contributed to one tool's score.
@@ -312,20 +96,18 @@ impl Explanation {
     }
 }
 
-/// The text of each field of a tool.
-fn field_texts<'a>(tool: &'a ToolEntry, group: &'a GroupEntry) -> [Vec<&'a str>; F] {
-    let mut params: Vec<&str> = tool
-        .schema_text
-        .property_names
-        .iter()
-        .map(String::as_str)
-        .collect();
-    params.extend(tool.schema_text.descriptions.iter().map(String::as_str));
+/// The text of each field of a document.
+fn field_texts<'a>(doc: &Doc<'a>, corpus: &'a (impl Corpus + ?Sized)) -> [Vec<&'a str>; F] {
+    let mut params: Vec<&str> = doc.param_names().iter().map(String::as_str).collect();
+    params.extend(doc.param_descriptions().iter().map(String::as_str));
     [
-        vec![tool.name.as_str()],
-        vec![tool.description.as_str()],
+        vec![doc.name],
+        vec![doc.description],
         params,
-        vec![group.name.as_str(), group.description.as_str()],
+        vec![
+            corpus.group_name(doc.group),
+            corpus.group_description(doc.group),
+        ],
     ]
 }
 
@@ -351,16 +133,15 @@ fn field_tfs(texts: &[Vec<&str>; F]) -> (FxHashMap<String, [u32; F]>, [u32; F]) 
 }
 
 impl Bm25Index {
-    /// Indexes `tools` (in [`ToolId`] order) with their `groups`.
-    pub fn build(tools: &[ToolEntry], groups: &[GroupEntry], params: Bm25Params) -> Self {
+    /// Indexes the documents of `corpus` (in [`ToolId`] order).
+    pub fn build(corpus: &(impl Corpus + ?Sized), params: Bm25Params) -> Self {
         let mut terms: FxHashMap<Box<str>, u32> = FxHashMap::default();
         // (term, tool, tfs), grouped by term afterwards.
         let mut postings: Vec<(u32, ToolId, [u32; F])> = Vec::new();
-        let mut lengths = Vec::with_capacity(tools.len());
+        let mut lengths = Vec::with_capacity(corpus.len());
         let mut totals = [0f64; F];
-        for (id, tool) in tools.iter().enumerate() {
-            let group = &groups[tool.group as usize];
-            let (tfs, lens) = field_tfs(&field_texts(tool, group));
+        for id in 0..corpus.len() as ToolId {
+            let (tfs, lens) = field_tfs(&field_texts(&corpus.doc(id), corpus));
             for (f, l) in lens.iter().enumerate() {
                 totals[f] += f64::from(*l);
             }
@@ -368,10 +149,10 @@ impl Bm25Index {
             for (term, tf) in tfs {
                 let next = terms.len() as u32;
                 let t = *terms.entry(term.into_boxed_str()).or_insert(next);
-                postings.push((t, id as ToolId, tf));
+                postings.push((t, id, tf));
             }
         }
-        let n = tools.len().max(1) as f64;
+        let n = corpus.len().max(1) as f64;
         let avg_lengths = totals.map(|t| ((t / n) as f32).max(f32::MIN_POSITIVE));
         postings.sort_unstable_by_key(|&(t, d, _)| (t, d));
         let mut offsets = vec![0u32; terms.len() + 1];
@@ -382,11 +163,11 @@ impl Bm25Index {
             offsets[i] += offsets[i - 1];
         }
         let idf: Vec<f32> = (0..terms.len())
-            .map(|t| idf(tools.len(), offsets[t + 1] - offsets[t]))
+            .map(|t| idf(corpus.len(), offsets[t + 1] - offsets[t]))
             .collect();
         let mut index = Self {
             params,
-            tool_count: tools.len(),
+            tool_count: corpus.len(),
             terms,
             idf,
             offsets,
@@ -429,11 +210,9 @@ impl Bm25Index {
     }
 
     /// Distinct known terms of a query, in first-seen order.
-    fn query_terms(&self, query: &str) -> (Vec<(String, u32)>, bool) {
+    fn query_terms(&self, query: &str) -> Vec<(String, u32)> {
         let mut seen: Vec<(String, u32)> = Vec::new();
-        let mut any = false;
         analyze(query, |t| {
-            any = true;
             if seen.iter().any(|(s, _)| s == t) {
                 return;
             }
@@ -441,12 +220,13 @@ impl Bm25Index {
                 seen.push((t.to_owned(), id));
             }
         });
-        (seen, !any)
+        seen
     }
 
-    /// Scores every tool of `scope` against `query`; returns the best `need`.
-    pub fn search(&self, query: &str, scope: Range<ToolId>, need: usize) -> Bm25Ranked {
-        let (terms, no_terms) = self.query_terms(query);
+    /// Scores every tool of `scope` against `query`; returns the best `need`, best first (ties
+    /// by id, that is by canonical name), and how many tools in scope score above zero.
+    pub fn search(&self, query: &str, scope: Range<ToolId>, need: usize) -> (Vec<Scored>, usize) {
+        let terms = self.query_terms(query);
         let mut acc = vec![0f32; self.tool_count];
         let mut touched: Vec<ToolId> = Vec::new();
         for (_, t) in &terms {
@@ -479,11 +259,7 @@ impl Bm25Index {
             }
         }
         hits.sort_unstable_by(order);
-        Bm25Ranked {
-            hits,
-            total,
-            no_terms,
-        }
+        (hits, total)
     }
 
     /// Why `tool` scores what it does for `query`, term by term.
@@ -491,12 +267,10 @@ impl Bm25Index {
         &self,
         query: &str,
         tool: ToolId,
-        tools: &[ToolEntry],
-        groups: &[GroupEntry],
+        corpus: &(impl Corpus + ?Sized),
     ) -> Explanation {
-        let entry = &tools[tool as usize];
-        let (tfs, _) = field_tfs(&field_texts(entry, &groups[entry.group as usize]));
-        let (terms, _) = self.query_terms(query);
+        let (tfs, _) = field_tfs(&field_texts(&corpus.doc(tool), corpus));
+        let terms = self.query_terms(query);
         let mut out = Vec::new();
         for (term, t) in terms {
             let Some(tf) = tfs.get(&term) else { continue };

@@ -18,9 +18,9 @@
 
 use rustc_hash::FxHashMap;
 
+use super::Scored;
 use crate::catalog::ToolId;
 use crate::config::{Fusion, HybridParams};
-use crate::search::bm25::Scored;
 use crate::search::semantic::top_k;
 
 /// How many candidates each side contributes before fusion (at least the page asked for).

@@ -25,8 +25,9 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use rustc_hash::FxHashMap;
 
-use crate::catalog::directory::{GroupEntry, ToolEntry, ToolId};
-use crate::search::{BUCKETS, FIELDS};
+use super::corpus::{Corpus, Doc};
+use super::{BUCKETS, FIELDS};
+use crate::catalog::ToolId;
 use crate::text::{distinct_words, fold, for_each_folded_run, for_each_word};
 
 #[derive(Debug, Clone, Copy)]
@@ -160,19 +161,15 @@ const CACHE_DENSE_KEYWORDS: usize = 256;
 /// one-letter words written without separators.
 const MAX_KEYWORDS: usize = 2047;
 
-/// Calls `f(field, text)` for every searchable text of a tool.
-pub(crate) fn for_each_field<'a>(
-    tool: &'a ToolEntry,
-    group: &'a str,
-    mut f: impl FnMut(usize, &'a str),
-) {
-    f(0, &tool.name);
-    f(1, &tool.description);
+/// Calls `f(field, text)` for every searchable text of a document.
+pub(crate) fn for_each_field<'a>(doc: &Doc<'a>, group: &'a str, mut f: impl FnMut(usize, &'a str)) {
+    f(0, doc.name);
+    f(1, doc.description);
     f(2, group);
-    for p in &tool.schema_text.property_names {
+    for p in doc.param_names() {
         f(3, p);
     }
-    for d in &tool.schema_text.descriptions {
+    for d in doc.param_descriptions() {
         f(4, d);
     }
 }
@@ -235,22 +232,23 @@ fn occur(
 }
 
 impl Partial {
-    /// Tokenizes `tools`, whose first has id `first`.
-    fn build(tools: &[ToolEntry], groups: &[GroupEntry], first: usize) -> Self {
+    /// Tokenizes the documents `ids` of `corpus`.
+    fn build(corpus: &(impl Corpus + ?Sized), ids: Range<usize>) -> Self {
         let mut b = Self::default();
         let (mut word_slots, mut token_slots, mut char_slots) =
             (Vec::new(), Vec::new(), Vec::new());
-        for (i, tool) in tools.iter().enumerate() {
-            let id = (first + i) as ToolId;
-            let group = &groups[tool.group as usize].name;
-            let lname = fold(&tool.name);
-            let lcanon = fold(&tool.canonical);
+        for id in ids {
+            let id = id as ToolId;
+            let tool = corpus.doc(id);
+            let group = corpus.group_name(tool.group);
+            let lname = fold(tool.name);
+            let lcanon = fold(tool.canonical);
             if lcanon != lname {
                 b.exact.push((lcanon, id));
             }
             b.exact.push((lname, id));
             let tokens_from = b.token_pairs.len();
-            for_each_field(tool, group, |field, text| {
+            for_each_field(&tool, group, |field, text| {
                 let bit = 1u8 << field;
                 for_each_word(text, |w| {
                     let w = intern(&mut b.words, w).0;
@@ -335,10 +333,10 @@ fn postings_from_parts(ids: usize, parts: &[PartPairs<'_>]) -> Postings {
 }
 
 impl KeywordIndex {
-    /// Builds the index for a directory's tools (sorted by canonical name) and groups.
-    pub fn build(tools: &[ToolEntry], groups: &[GroupEntry]) -> Self {
+    /// Builds the index over `corpus` (a directory's tools are sorted by canonical name).
+    pub fn build(corpus: &(impl Corpus + ?Sized)) -> Self {
         let mut parts =
-            crate::parallel::map_chunks(tools, |first, chunk| Partial::build(chunk, groups, first));
+            crate::parallel::map_ranges(corpus.len(), |ids| Partial::build(corpus, ids));
         let mut b = if parts.is_empty() {
             Partial::default()
         } else {
@@ -398,7 +396,7 @@ impl KeywordIndex {
         suffixes.sort_unstable_by(|a, b| suffix(&token_text, a.0).cmp(suffix(&token_text, b.0)));
 
         Self {
-            tool_count: tools.len(),
+            tool_count: corpus.len(),
             exact,
             words: b.words,
             word_postings,
@@ -409,7 +407,7 @@ impl KeywordIndex {
             char_postings,
             cache: HitCache {
                 map: RwLock::new((HashMap::new(), 0)),
-                budget: CACHE_DENSE_KEYWORDS * tools.len().max(64),
+                budget: CACHE_DENSE_KEYWORDS * corpus.len().max(64),
             },
             scratch: Mutex::new(Vec::new()),
         }

@@ -6,6 +6,7 @@
 
 use std::ops::Range;
 
+use super::corpus::Corpus;
 use crate::catalog::{Directory, ToolId};
 use crate::search::keyword::{Match, Rank, best_first, for_each_field};
 use crate::search::{BUCKETS, FIELDS};
@@ -28,9 +29,9 @@ pub fn rank_all_fields(
     let folded_query = fold(trimmed);
     let mut out = Vec::new();
     for id in scope {
-        let tool = dir.tool(id);
-        let group = &dir.group_of(id).name;
-        let exact = folded_query == fold(&tool.name) || folded_query == fold(&tool.canonical);
+        let tool = dir.doc(id);
+        let group = dir.group_name(tool.group);
+        let exact = folded_query == fold(tool.name) || folded_query == fold(tool.canonical);
         if trimmed.is_empty() {
             out.push(Match {
                 tool: id,
@@ -41,7 +42,7 @@ pub fn rank_all_fields(
         // Per field: the words of each text, and each text folded.
         let mut word_sets: Vec<Vec<String>> = vec![Vec::new(); FIELDS.len()];
         let mut folded: Vec<Vec<String>> = vec![Vec::new(); FIELDS.len()];
-        for_each_field(tool, group, |f, t| {
+        for_each_field(&tool, group, |f, t| {
             if fields & (1 << f) != 0 {
                 word_sets[f].extend(words(t));
                 folded[f].push(fold(t));

@@ -10,11 +10,11 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
-use crate::catalog::{GroupEntry, ToolEntry, ToolId};
+use super::cache::EmbeddingCache;
+use super::corpus::{Corpus, Doc};
+use super::{Scored, SearchError};
+use crate::catalog::ToolId;
 use crate::config::EmbeddingSettings;
-use crate::search::SearchError;
-use crate::search::bm25::Scored;
-use crate::search::cache::EmbeddingCache;
 use crate::text::for_each_word;
 
 /// Why text could not be embedded.
@@ -49,20 +49,19 @@ pub trait Embedder: Send + Sync + fmt::Debug {
 /// [`SemanticSearch::index`] names the group only when the catalog has more than one: a group
 /// every tool shares tells them apart by nothing and only blurs their vectors (measured: the
 /// one-group metatool catalog loses 3 points nDCG@10 with it, the 811-group ToolBench gains 6).
-pub fn tool_text(tool: &ToolEntry, group: &GroupEntry, with_group: bool) -> String {
-    let mut out = String::with_capacity(tool.description.len() + 64);
-    push_words(&mut out, &tool.name);
-    if with_group && !group.name.is_empty() {
+pub fn tool_text(doc: &Doc<'_>, group: &str, with_group: bool) -> String {
+    let mut out = String::with_capacity(doc.description.len() + 64);
+    push_words(&mut out, doc.name);
+    if with_group && !group.is_empty() {
         out.push_str(" (");
-        push_words(&mut out, &group.name);
+        push_words(&mut out, group);
         out.push(')');
     }
     out.push_str(": ");
-    out.push_str(tool.description.trim());
-    let params = &tool.schema_text;
-    if !params.property_names.is_empty() {
+    out.push_str(doc.description.trim());
+    if !doc.param_names().is_empty() {
         out.push_str(" Parameters: ");
-        for (i, p) in params.property_names.iter().enumerate() {
+        for (i, p) in doc.param_names().iter().enumerate() {
             if i > 0 {
                 out.push_str(", ");
             }
@@ -70,7 +69,7 @@ pub fn tool_text(tool: &ToolEntry, group: &GroupEntry, with_group: bool) -> Stri
         }
         out.push('.');
     }
-    for d in params.descriptions.iter().map(|d| d.trim()) {
+    for d in doc.param_descriptions().iter().map(|d| d.trim()) {
         if !d.is_empty() {
             out.push(' ');
             out.push_str(d);
@@ -300,18 +299,19 @@ impl SemanticSearch {
     /// progress) and saved to the cache. Returns the index and how many tools were embedded.
     pub fn index(
         &self,
-        tools: &[ToolEntry],
-        groups: &[GroupEntry],
+        corpus: &(impl Corpus + ?Sized),
         progress: Progress<'_>,
     ) -> Result<(VectorIndex, usize), SearchError> {
-        let with_group = groups.len() > 1;
-        let texts: Vec<String> = tools
-            .iter()
-            .map(|t| tool_text(t, &groups[t.group as usize], with_group))
+        let with_group = corpus.group_count() > 1;
+        let texts: Vec<String> = (0..corpus.len() as ToolId)
+            .map(|id| {
+                let doc = corpus.doc(id);
+                tool_text(&doc, corpus.group_name(doc.group), with_group)
+            })
             .collect();
         let hashes: Vec<u64> = texts.iter().map(|t| text_hash(t)).collect();
         let mut cache = self.lock();
-        let mut missing: Vec<usize> = (0..tools.len())
+        let mut missing: Vec<usize> = (0..corpus.len())
             .filter(|&i| cache.get(hashes[i]).is_none())
             .collect();
         missing.sort_by_key(|&i| hashes[i]);
@@ -344,7 +344,7 @@ impl SemanticSearch {
                 .map_err(|e| SearchError::Unavailable(e.to_string()))?;
         }
         let dim = cache.dim();
-        let mut data = Vec::with_capacity(tools.len() * dim);
+        let mut data = Vec::with_capacity(corpus.len() * dim);
         for h in &hashes {
             data.extend_from_slice(cache.get(*h).unwrap_or(&[]));
         }

@@ -3,13 +3,14 @@
 
 use serde_json::json;
 use toolsearch::catalog::{Directory, parse_catalog};
+use toolsearch::config::Bm25Params;
 use toolsearch::config::{SearchMethod, parse_config};
 use toolsearch::eval::{DEPTH, Scorer};
-use toolsearch::search::bm25::{Bm25Index, Bm25Params, terms};
-use toolsearch::search::rank;
+use toolsearch::search::bm25::Bm25Index;
+use toolsearch::search::terms;
 use toolsearch::{Engine, Settings};
 
-use crate::common::{FILES, engine, names, run};
+use crate::common::{FILES, engine, names, rank, run};
 
 fn directory(json: &str) -> Directory {
     Directory::build(
@@ -44,17 +45,17 @@ fn stemming_finds_inflected_words_and_stop_words_alone_find_nothing() {
 #[test]
 fn scores_are_the_sum_of_the_explained_terms_and_ties_break_by_canonical_name() {
     let dir = directory(FILES);
-    let index = Bm25Index::build(dir.tools(), dir.groups(), Bm25Params::default());
+    let index = Bm25Index::build(&dir, Bm25Params::default());
     let query = "weather forecast for the city of Paris";
-    let ranked = index.search(query, 0..dir.tools().len() as u32, 10);
-    assert_eq!(ranked.total, 2, "only the weather tools share terms");
-    for hit in &ranked.hits {
-        let e = index.explain(query, hit.tool, dir.tools(), dir.groups());
+    let (hits, total) = index.search(query, 0..dir.tools().len() as u32, 10);
+    assert_eq!(total, 2, "only the weather tools share terms");
+    for hit in &hits {
+        let e = index.explain(query, hit.tool, &dir);
         assert!((e.score - hit.score).abs() < 1e-4, "{e:?} vs {hit:?}");
         assert!(e.terms.iter().all(|t| t.score > 0.0 && t.idf > 0.0));
     }
-    let best = index.explain(query, ranked.hits[0].tool, dir.tools(), dir.groups());
-    assert_eq!(dir.tool(ranked.hits[0].tool).name, "get_forecast");
+    let best = index.explain(query, hits[0].tool, &dir);
+    assert_eq!(dir.tool(hits[0].tool).name, "get_forecast");
     let forecast = best
         .terms
         .iter()
@@ -71,10 +72,10 @@ fn scores_are_the_sum_of_the_explained_terms_and_ties_break_by_canonical_name() 
         r#"{"groups":[{"name":"b","description":"x","tools":[{"name":"t","description":"send mail"}]},
                       {"name":"a","description":"x","tools":[{"name":"t","description":"send mail"}]}]}"#,
     );
-    let index = Bm25Index::build(twins.tools(), twins.groups(), Bm25Params::default());
-    let r = index.search("mail", 0..2, 2);
-    assert_eq!(r.hits[0].score, r.hits[1].score);
-    assert_eq!(twins.group_of(r.hits[0].tool).name, "a");
+    let index = Bm25Index::build(&twins, Bm25Params::default());
+    let (hits, _) = index.search("mail", 0..2, 2);
+    assert_eq!(hits[0].score, hits[1].score);
+    assert_eq!(twins.group_of(hits[0].tool).name, "a");
 }
 
 #[test]

@@ -8,7 +8,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolsearch::config::Surface;
-use toolsearch::dispatch::{Approval, CallInfo, ExecError, Toolset};
+use toolsearch::dispatch::{Approval, CallInfo, Toolset};
+use toolsearch::exec::ExecError;
 use toolsearch::{CallResult, Engine, EngineBuilder, GroupSpec, Settings};
 
 #[derive(Deserialize, JsonSchema)]
@@ -401,7 +402,7 @@ async fn usage_limits_stop_calls_before_dispatch() {
     );
     assert_eq!(e.session().calls(), 5);
     // A separate session has its own count.
-    let s = Arc::new(toolsearch::dispatch::Session::new());
+    let s = Arc::new(toolsearch::exec::Session::new());
     assert!(!e.handle_in(&s, "now", json!({})).await.is_error);
     assert_eq!(s.calls(), 1);
 }

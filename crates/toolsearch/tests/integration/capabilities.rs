@@ -9,7 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolsearch::config::{SearchMethod, Surface};
-use toolsearch::dispatch::{ExecError, Toolset};
+use toolsearch::dispatch::Toolset;
+use toolsearch::exec::ExecError;
 use toolsearch::skills::Skills;
 use toolsearch::{CallResult, Engine, EngineBuilder, GroupSpec, Settings};
 

@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use toolsearch::catalog::load_catalog_file;
-use toolsearch::{ControlOutput, Engine, Settings, SourceTools};
+use toolsearch::config::SearchMethod;
+use toolsearch::search::semantic::SemanticSearch;
+use toolsearch::search::{Hit, Query, SearchError, SearchIndex, Searcher};
+use toolsearch::{ControlOutput, Directory, Engine, Settings, SourceTools};
 
 /// This crate's folder.
 pub fn crate_dir() -> PathBuf {
@@ -77,3 +80,19 @@ pub const FILES: &str = r#"{"groups":[
   {"name":"weather","description":"Forecasts","tools":[
     {"name":"get_forecast","description":"Weather forecast for a city, for the next days."},
     {"name":"get_alerts","description":"Severe weather alerts of a US state."}]}]}"#;
+
+/// The best `k` tools of the whole of `dir` for `query` by `method`, through the search entry
+/// point over a fresh index.
+pub fn rank(
+    dir: &Directory,
+    settings: &Settings,
+    semantic: Option<&SemanticSearch>,
+    method: SearchMethod,
+    query: &str,
+    k: usize,
+) -> Result<Vec<Hit>, SearchError> {
+    let index = SearchIndex::build(dir);
+    Ok(Searcher::new(dir, &index, settings, semantic)
+        .rank(&Query::new(query, method, k))?
+        .hits)
+}

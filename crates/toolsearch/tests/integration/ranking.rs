@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use toolsearch::catalog::{Directory, load_catalog_file};
+use toolsearch::search::KeywordIndex;
 use toolsearch::search::reference::rank_all;
 use toolsearch::{Engine, GroupSpec, Settings, SourceTools, ToolDef};
 
@@ -112,11 +113,12 @@ fn check_against_reference(
     scope: std::ops::Range<u32>,
 ) -> Result<(), TestCaseError> {
     let want = rank_all(dir, q, scope.clone());
-    let got = dir.keyword_index().search(q, scope.clone(), usize::MAX);
+    let index = KeywordIndex::build(dir);
+    let got = index.search(q, scope.clone(), usize::MAX);
     prop_assert_eq!(got.total, want.len(), "total for {:?}", q);
     prop_assert_eq!(&got.matches, &want, "order for {:?}", q);
     for need in [1usize, 3] {
-        let top = dir.keyword_index().search(q, scope.clone(), need);
+        let top = index.search(q, scope.clone(), need);
         prop_assert_eq!(&top.matches[..], &want[..need.min(want.len())]);
         prop_assert_eq!(top.total, want.len());
     }
@@ -136,7 +138,7 @@ proptest! {
         // An exact local name always comes first.
         if let Some(t) = dir.tools().first() {
             let name = t.name.clone();
-            let got = dir.keyword_index().search(&name, 0..dir.tools().len() as u32, 1);
+            let got = KeywordIndex::build(&dir).search(&name, 0..dir.tools().len() as u32, 1);
             prop_assert!(got.matches[0].rank.exact);
         }
     }
@@ -151,8 +153,9 @@ proptest! {
     ) {
         let settings = Settings::default().with_max_search_bytes(budget).with_max_results(max_results);
         let engine = Engine::new(settings, sources.clone()).expect("valid");
-        let dir = engine.catalog().snapshot();
-        let want: Vec<(String, String)> = rank_all(&dir, &q, 0..dir.tools().len() as u32)
+        let snap = engine.snapshot();
+        let dir = snap.directory();
+        let want: Vec<(String, String)> = rank_all(dir, &q, 0..dir.tools().len() as u32)
             .iter()
             .map(|m| (dir.group_of(m.tool).name.clone(), dir.tool(m.tool).name.clone()))
             .collect();
@@ -207,11 +210,12 @@ fn toolbench_queries_rank_like_the_reference() {
     let queries =
         std::fs::read_to_string(shared_data("toolbench-stable/queries.jsonl")).expect("queries");
     let all = 0..dir.tools().len() as u32;
+    let index = KeywordIndex::build(&dir);
     for line in queries.lines().step_by(40) {
         let q: Value = serde_json::from_str(line).expect("jsonl");
         let q = q["query"].as_str().expect("query");
         let want = rank_all(&dir, q, all.clone());
-        let got = dir.keyword_index().search(q, all.clone(), 20);
+        let got = index.search(q, all.clone(), 20);
         assert_eq!(got.total, want.len(), "{q}");
         assert_eq!(got.matches, want[..20.min(want.len())], "{q}");
     }

@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 use toolsearch::catalog::{Directory, parse_catalog};
 use toolsearch::config::{EmbeddingSettings, SearchMethod};
 use toolsearch::search::semantic::{EmbedError, Embedder, SemanticSearch, tool_text};
-use toolsearch::search::{SearchError, rank};
+use toolsearch::search::{Corpus, SearchError};
 use toolsearch::{Engine, Settings};
 
-use crate::common::FILES;
+use crate::common::{FILES, rank};
 
 /// Bag of concepts: each dimension is a set of synonyms, so "fetch" and "read" agree
 /// although BM25 sees different words.
@@ -87,13 +87,13 @@ fn embedding_settings(dir: &std::path::Path) -> EmbeddingSettings {
 fn tool_text_holds_name_words_group_description_and_parameters() {
     let dir = Directory::build(sources(FILES)).expect("directory");
     let id = dir.tool_id("fs", "read_file").expect("read_file");
-    let t = tool_text(dir.tool(id), dir.group_of(id), true);
+    let t = tool_text(&dir.doc(id), &dir.group_of(id).name, true);
     assert_eq!(
         t,
         "read file (fs): Read the contents of a file from disk. Parameters: path. Where the file lives"
     );
     assert_eq!(
-        tool_text(dir.tool(id), dir.group_of(id), false),
+        tool_text(&dir.doc(id), &dir.group_of(id).name, false),
         "read file: Read the contents of a file from disk. Parameters: path. Where the file lives"
     );
 }
@@ -112,9 +112,7 @@ fn the_cache_embeds_each_text_once_and_survives_a_restart() {
     let dir = Directory::build(sources(FILES)).expect("directory");
     let mut seen = Vec::new();
     let (v, embedded) = sem
-        .index(dir.tools(), dir.groups(), &mut |done, todo| {
-            seen.push((done, todo))
-        })
+        .index(&dir, &mut |done, todo| seen.push((done, todo)))
         .expect("index");
     assert_eq!((v.len(), embedded), (5, 5));
     assert_eq!(seen.first(), Some(&(0, 5)));
@@ -126,9 +124,7 @@ fn the_cache_embeds_each_text_once_and_survives_a_restart() {
     let sem2 = SemanticSearch::open(model2.clone(), &settings, true).expect("cache exists");
     let changed = FILES.replace("Severe weather alerts", "Severe storm alerts");
     let dir2 = Directory::build(sources(&changed)).expect("directory");
-    let (v2, embedded2) = sem2
-        .index(dir2.tools(), dir2.groups(), &mut |_, _| {})
-        .expect("index");
+    let (v2, embedded2) = sem2.index(&dir2, &mut |_, _| {}).expect("index");
     assert_eq!(embedded2, 1);
     assert_eq!(model2.texts.load(Ordering::SeqCst), 1);
     assert_eq!(
@@ -144,8 +140,7 @@ fn built(name: &str) -> (PathBuf, Arc<SemanticSearch>) {
     let settings = embedding_settings(&cache);
     let sem = SemanticSearch::open(Arc::new(Concepts::default()), &settings, false).expect("open");
     let dir = Directory::build(sources(FILES)).expect("directory");
-    sem.index(dir.tools(), dir.groups(), &mut |_, _| {})
-        .expect("index");
+    sem.index(&dir, &mut |_, _| {}).expect("index");
     (cache, Arc::new(sem))
 }
 

@@ -1,0 +1,166 @@
+//! Building an [`Engine`]: settings, sources, hooks and limits, validated all at once.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::snapshot::{Live, Snapshot};
+use super::{Engine, SkillSet};
+use crate::catalog::{Directory, DirectoryError, SourceTools};
+use crate::config::{SearchMethod, Settings};
+use crate::dispatch::{Approval, CallInfo, CallPath};
+use crate::exec::Session;
+use crate::search::SearchIndex;
+use crate::search::semantic::SemanticSearch;
+use crate::skills::Skills;
+
+/// Why an engine could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// Invalid settings.
+    #[error("{}", .0.join("; "))]
+    Settings(Vec<String>),
+    /// Invalid sources.
+    #[error(transparent)]
+    Directory(#[from] DirectoryError),
+    /// A control name equals a direct tool's name.
+    #[error("control name {0:?} is also the name of a direct tool; rename one under [names]")]
+    NameClash(String),
+    /// A setting this build does not serve yet.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Builds an [`Engine`]: settings, sources (grouped or direct, each with its executor), hooks
+/// and limits.
+#[derive(Debug, Default)]
+pub struct EngineBuilder {
+    settings: Settings,
+    sources: Vec<SourceTools>,
+    path: CallPath,
+    semantic: Option<Arc<SemanticSearch>>,
+    skills: Option<Arc<Skills>>,
+}
+
+impl EngineBuilder {
+    /// Sets the skills catalog of the `capabilities` surface.
+    pub fn skills(mut self, skills: Arc<Skills>) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
+    /// Sets the settings (surface, limits, control names).
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Adds a source.
+    pub fn source(mut self, source: SourceTools) -> Self {
+        self.sources.push(source);
+        self
+    }
+
+    /// Adds sources.
+    pub fn sources(mut self, sources: impl IntoIterator<Item = SourceTools>) -> Self {
+        self.sources.extend(sources);
+        self
+    }
+
+    /// Sets the embedder and cache that the `semantic` and `hybrid` methods search with.
+    pub fn semantic(mut self, semantic: Arc<SemanticSearch>) -> Self {
+        self.semantic = Some(semantic);
+        self
+    }
+
+    /// Asks `hook` before every validated call; a denial becomes a `denied` result.
+    pub fn approval<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(CallInfo) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Approval> + Send + 'static,
+    {
+        self.path.approval = Some(Arc::new(move |info| Box::pin(hook(info))));
+        self
+    }
+
+    /// Calls `hook` with the upstream's name whenever an executor answers unauthorized.
+    pub fn on_unauthorized(mut self, hook: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.path.on_unauthorized = Some(Arc::new(hook));
+        self
+    }
+
+    /// Sets how long one tool call may run (default 60 s).
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.path.timeout = timeout;
+        self
+    }
+
+    /// Limits the tool calls of one session (a proxied call counts two).
+    pub fn max_tool_calls(mut self, limit: u64) -> Self {
+        self.path.max_tool_calls = Some(limit);
+        self
+    }
+
+    /// Validates everything and builds the first snapshot.
+    pub fn build(self) -> Result<Engine, EngineError> {
+        let settings = self.settings;
+        let problems = settings.problems();
+        if !problems.is_empty() {
+            return Err(EngineError::Settings(problems));
+        }
+        let dense = matches!(
+            settings.method,
+            SearchMethod::Semantic | SearchMethod::Hybrid
+        );
+        if dense && self.semantic.is_none() {
+            return Err(EngineError::Unsupported(format!(
+                "search method {:?} needs an embedding model and its cache: configure \
+                 [search.semantic] and build the cache with `toolsearch index`",
+                settings.method.as_str()
+            )));
+        }
+        let dir = Directory::build(self.sources)?;
+        check_clashes(&settings, &dir)?;
+        let snapshot = Snapshot::new(dir);
+        let skills = self.skills.map(|skills| {
+            let index = SearchIndex::build(&*skills);
+            Arc::new(SkillSet { skills, index })
+        });
+        // Indexes are built now rather than on the first query.
+        if matches!(settings.method, SearchMethod::Bm25 | SearchMethod::Hybrid) {
+            snapshot.index().bm25(snapshot.directory(), &settings.bm25);
+        }
+        if let Some(sem) = &self.semantic {
+            // With an embedder, vectors are ready before the first query (a per-call method
+            // of the capabilities surface may use them even when the default is bm25).
+            snapshot
+                .index()
+                .vectors(snapshot.directory(), sem)
+                .map_err(|e| EngineError::Unsupported(e.to_string()))?;
+            if let Some(set) = &skills {
+                set.index
+                    .vectors(&*set.skills, sem)
+                    .map_err(|e| EngineError::Unsupported(e.to_string()))?;
+            }
+        }
+        let (tools_changed, _) = tokio::sync::watch::channel(0);
+        Ok(Engine {
+            live: Live::new(snapshot),
+            settings,
+            path: self.path,
+            session: Arc::new(Session::new()),
+            tools_changed,
+            semantic: self.semantic,
+            skills,
+        })
+    }
+}
+
+pub(super) fn check_clashes(settings: &Settings, dir: &Directory) -> Result<(), EngineError> {
+    for (_, name) in settings.names.for_surface(settings.surface) {
+        if dir.direct().iter().any(|d| d.def.name == name) {
+            return Err(EngineError::NameClash(name.to_owned()));
+        }
+    }
+    Ok(())
+}

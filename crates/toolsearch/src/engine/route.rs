@@ -1,0 +1,226 @@
+//! Routing one call: a control of the surface, a grouped tool by its canonical name (the
+//! capabilities surface's per-turn tools), or a direct tool — each charged to the session,
+//! then answered by the discovery controls or sent down the one call path.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::snapshot::Snapshot;
+use super::{Engine, run_discovery};
+use crate::catalog::Directory;
+use crate::config::Surface;
+use crate::controls::{self, Control, args};
+use crate::dispatch::call::Target;
+use crate::error::ToolError;
+use crate::exec::{CallResult, Session};
+
+impl Engine {
+    pub(super) async fn answer(
+        &self,
+        session: &Arc<Session>,
+        name: &str,
+        arguments: Value,
+    ) -> CallResult {
+        let snap = self.snapshot();
+        let dir = snap.directory();
+        let control = controls::control_for(&self.settings, name).filter(|_| dir.offers_controls());
+        let direct = || dir.direct().iter().find(|d| d.def.name == name);
+        // On the capabilities surface a grouped tool is callable by its canonical name (the
+        // per-turn tools of `turn_tools`).
+        let by_canonical = || {
+            (self.settings.surface == Surface::Capabilities && control.is_none())
+                .then(|| dir.tool_by_canonical(name))
+                .flatten()
+        };
+        let cost = match control {
+            Some(c) if c.is_call() => 2,
+            Some(_) => 1,
+            None if direct().is_some() || by_canonical().is_some() => 1,
+            None => return CallResult::from_error(&self.unknown_name(dir, name)),
+        };
+        if let Err(used) = session.charge(cost, self.path.max_tool_calls) {
+            let limit = self.path.max_tool_calls.unwrap_or_default();
+            return CallResult::from_error(
+                &ToolError::usage_limit(format!("This run may make at most {limit} tool calls and has made {used}; this call ({cost} counted) was not run."),
+                )
+                .with("limit", limit)
+                .with("used", used),
+            );
+        }
+        if let Some(id) = by_canonical() {
+            return match arguments {
+                Value::Object(args) => self.dispatch_grouped(session, &snap, id, args).await,
+                Value::Null => self.dispatch_grouped(session, &snap, id, Map::new()).await,
+                _ => CallResult::from_error(&ToolError::invalid_request(
+                    "",
+                    format!("{name} takes a JSON object of arguments"),
+                )),
+            };
+        }
+        match control {
+            Some(Control::Invoke) => match self.invoke_target(dir, name, &arguments) {
+                Ok((id, args)) => self.dispatch_grouped(session, &snap, id, args).await,
+                Err(e) => CallResult::from_error(&e),
+            },
+            Some(c) if c.is_call() => match self.proxied_target(dir, name, arguments) {
+                Ok((id, _, args)) => self.dispatch_grouped(session, &snap, id, args).await,
+                Err(e) => CallResult::from_error(&e),
+            },
+            Some(c) => {
+                let out = match &self.semantic {
+                    // Embedding the query is CPU work (or a blocking request): off the executor.
+                    Some(sem) => {
+                        let (sem, settings) = (sem.clone(), self.settings.clone());
+                        let skills = self.skills.clone();
+                        let snap = snap.clone();
+                        let job = tokio::task::spawn_blocking(move || {
+                            run_discovery(
+                                &snap,
+                                &settings,
+                                Some(&sem),
+                                skills.as_deref(),
+                                c,
+                                &arguments,
+                            )
+                        });
+                        match job.await {
+                            Ok(out) => out,
+                            Err(e) => {
+                                ToolError::search_unavailable(format!("the search stopped: {e}"))
+                                    .into()
+                            }
+                        }
+                    }
+                    None => run_discovery(
+                        &snap,
+                        &self.settings,
+                        None,
+                        self.skills.as_deref(),
+                        c,
+                        &arguments,
+                    ),
+                };
+                CallResult::text(out.json, out.is_error)
+            }
+            None => {
+                let Some((index, d)) = dir
+                    .direct()
+                    .iter()
+                    .enumerate()
+                    .find(|(_, d)| d.def.name == name)
+                else {
+                    return CallResult::from_error(&self.unknown_name(dir, name));
+                };
+                let args = match arguments {
+                    Value::Object(m) => m,
+                    Value::Null => Map::new(),
+                    _ => {
+                        return CallResult::from_error(&ToolError::invalid_request(
+                            "",
+                            format!("{name} takes a JSON object of arguments"),
+                        ));
+                    }
+                };
+                let target = Target {
+                    group: None,
+                    tool: &d.def.name,
+                    source: &d.source,
+                    schema: &d.def.input_schema,
+                    validator: snap.validators().direct(index),
+                    executor: d.executor.as_ref(),
+                };
+                self.path.dispatch(session, target, args).await
+            }
+        }
+    }
+
+    async fn dispatch_grouped(
+        &self,
+        session: &Arc<Session>,
+        snap: &Snapshot,
+        id: u32,
+        args: Map<String, Value>,
+    ) -> CallResult {
+        let dir = snap.directory();
+        let entry = dir.tool(id);
+        let group = &dir.group_of(id).name;
+        let target = Target {
+            group: Some(group),
+            tool: &entry.name,
+            source: &entry.source,
+            schema: &entry.input_schema,
+            validator: snap.validators().grouped(id),
+            executor: entry.executor.as_ref(),
+        };
+        self.path.dispatch(session, target, args).await
+    }
+
+    /// Checks an `invoke_tool` call: a known `toolId` (canonical name) and its arguments.
+    fn invoke_target(
+        &self,
+        dir: &Directory,
+        control: &str,
+        arguments: &Value,
+    ) -> Result<(u32, Map<String, Value>), ToolError> {
+        let Value::Object(obj) = arguments else {
+            return Err(ToolError::invalid_request(
+                "",
+                format!("{control} takes a JSON object: {{\"toolId\": ..., \"args\": {{...}}}}"),
+            ));
+        };
+        let tool_id = args::req_str(obj, "toolId")?;
+        let Some(id) = dir.tool_by_canonical(tool_id) else {
+            return Err(ToolError::unknown_tool(format!(
+                    "There is no tool with toolId {tool_id:?}. Call {} to find tools and use a toolId it returns, exactly.",
+                    self.settings.names.search_capabilities
+                ),
+            )
+            .with("toolId", tool_id));
+        };
+        Ok((id, controls::capabilities::invoke_args(control, obj)?))
+    }
+
+    /// Checks a `call_tool` envelope: exactly `group`, `tool` and an `arguments` object.
+    fn proxied_target(
+        &self,
+        dir: &Directory,
+        control: &str,
+        arguments: Value,
+    ) -> Result<(u32, String, Map<String, Value>), ToolError> {
+        const KEYS: [&str; 3] = ["group", "tool", "arguments"];
+        let obj = args::object(control, &arguments, &KEYS)?;
+        if let Some(missing) = KEYS.iter().find(|k| !obj.contains_key(**k)) {
+            return Err(ToolError::invalid_request(
+                &args::pointer(missing),
+                format!("{control} takes exactly group, tool and arguments; {missing} is missing"),
+            ));
+        }
+        let group = args::req_str(obj, "group")?.to_owned();
+        let tool = args::req_str(obj, "tool")?;
+        let id = controls::resolve(dir, &self.settings, &group, tool)?;
+        let Value::Object(mut obj) = arguments else {
+            unreachable!("checked to be an object above")
+        };
+        match obj.remove("arguments") {
+            Some(Value::Object(m)) => Ok((id, group, m)),
+            _ => Err(ToolError::invalid_request(
+                "/arguments",
+                "arguments must be a JSON object matching the tool's parameter schema (use {} for none)",
+            )),
+        }
+    }
+
+    fn unknown_name(&self, dir: &Directory, name: &str) -> ToolError {
+        let mut names: Vec<String> = controls::control_definitions(&self.settings, dir)
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        names.extend(dir.direct().iter().map(|d| d.def.name.clone()));
+        ToolError::unknown_tool(format!(
+            "There is no tool named {name:?}. The tools are: {}.",
+            names.join(", ")
+        ))
+        .with("tool", name)
+    }
+}

@@ -1,0 +1,100 @@
+//! The engine snapshot: a directory with its search indexes and argument validators, built
+//! together and swapped as a whole, so a reader never sees a directory with another's indexes.
+
+use std::sync::{Arc, RwLock};
+
+use crate::catalog::Directory;
+use crate::dispatch::Validators;
+use crate::search::SearchIndex;
+
+/// One immutable state of the catalog: the directory, its indexes, its validators.
+#[derive(Debug)]
+pub struct Snapshot {
+    directory: Directory,
+    index: SearchIndex,
+    validators: Validators,
+}
+
+impl Snapshot {
+    /// The snapshot of `directory`: its keyword index is built now, BM25 and vectors on
+    /// first use.
+    pub fn new(directory: Directory) -> Self {
+        let index = SearchIndex::build(&directory);
+        let validators = Validators::new(&directory);
+        Self {
+            directory,
+            index,
+            validators,
+        }
+    }
+
+    /// The directory.
+    pub fn directory(&self) -> &Directory {
+        &self.directory
+    }
+
+    /// Its search indexes.
+    pub fn index(&self) -> &SearchIndex {
+        &self.index
+    }
+
+    pub(crate) fn validators(&self) -> &Validators {
+        &self.validators
+    }
+}
+
+/// The live snapshot: readers keep the snapshot they took; the next read sees a new one.
+#[derive(Debug)]
+pub(crate) struct Live {
+    current: RwLock<Arc<Snapshot>>,
+}
+
+impl Live {
+    pub(crate) fn new(snapshot: Snapshot) -> Self {
+        Self {
+            current: RwLock::new(Arc::new(snapshot)),
+        }
+    }
+
+    /// The current snapshot.
+    pub(crate) fn get(&self) -> Arc<Snapshot> {
+        match self.current.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Replaces the snapshot; returns the previous one.
+    pub(crate) fn replace(&self, snapshot: Snapshot) -> Arc<Snapshot> {
+        let new = Arc::new(snapshot);
+        let mut g = match self.current.write() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        std::mem::replace(&mut *g, new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{GroupSpec, SourceTools, ToolDef};
+
+    fn dir(tools: &[&str]) -> Directory {
+        Directory::build(vec![SourceTools::grouped(
+            "s",
+            GroupSpec::new("g", "d"),
+            tools.iter().map(|t| ToolDef::new(*t, "")).collect(),
+        )])
+        .expect("valid")
+    }
+
+    #[test]
+    fn readers_keep_their_snapshot() {
+        let live = Live::new(Snapshot::new(dir(&["a"])));
+        let held = live.get();
+        live.replace(Snapshot::new(dir(&["a", "b"])));
+        assert_eq!(held.directory().tools().len(), 1);
+        assert_eq!(live.get().directory().tools().len(), 2);
+    }
+}

@@ -1,0 +1,76 @@
+//! The execution contract, the lowest layer: what runs a tool ([`Executor`]), what it gives
+//! back ([`CallResult`], [`ExecError`]) and the run it works for ([`Session`]). It knows
+//! nothing of catalogs, search or controls.
+
+mod result;
+mod session;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+pub use result::CallResult;
+pub use session::Session;
+
+/// A boxed, sendable future.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Why an executor could not produce a result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExecError {
+    /// The tool ran (or may have run) and failed.
+    #[error("{0}")]
+    Failed(String),
+    /// The upstream refused the caller's credentials.
+    #[error("unauthorized by {upstream}: {message}")]
+    Unauthorized {
+        /// The upstream's name.
+        upstream: String,
+        /// What it said.
+        message: String,
+    },
+    /// The tool could not be reached; nothing ran.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The arguments were refused before anything ran.
+    #[error("{0}")]
+    InvalidArguments(String),
+}
+
+impl From<String> for ExecError {
+    fn from(s: String) -> Self {
+        Self::Failed(s)
+    }
+}
+
+impl From<&str> for ExecError {
+    fn from(s: &str) -> Self {
+        Self::Failed(s.to_owned())
+    }
+}
+
+/// Runs the tools of one source.
+pub trait Executor: Send + Sync + fmt::Debug {
+    /// Calls `tool` (the local name) with validated arguments.
+    fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<Result<CallResult, ExecError>>;
+
+    /// Calls `tool` on behalf of `session` (its context, its per-session state). The default
+    /// ignores the session.
+    fn call_in(
+        &self,
+        session: &Arc<Session>,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<Result<CallResult, ExecError>> {
+        let _ = session;
+        self.call(tool, arguments)
+    }
+}
