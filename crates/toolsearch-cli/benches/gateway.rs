@@ -139,6 +139,7 @@ fn main() {
         let config_text = std::fs::read_to_string(&config).expect("config");
         let in_process = toolsearch_mcp::Gateway::start(
             toolsearch::config::parse_config("gateway.toml", &config_text, &dir).expect("config"),
+            Default::default(),
         )
         .await
         .expect("gateway");

@@ -47,7 +47,9 @@ fn setup() -> &'static Setup {
         let (gateway, server, kept_alive, fresh) = runtime.block_on(async {
             let config =
                 parse_config("bench.toml", &toml, std::path::Path::new(".")).expect("config");
-            let gateway = Gateway::start(config).await.expect("gateway");
+            let gateway = Gateway::start(config, Default::default())
+                .await
+                .expect("gateway");
             let server = serve_http(
                 gateway.clone(),
                 HttpOptions::new("127.0.0.1:0".parse().expect("addr")),

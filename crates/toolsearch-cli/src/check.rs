@@ -12,6 +12,9 @@ use toolsearch_mcp::Gateway;
 use crate::EXIT_TOOL_ERROR;
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 every source is ready; 1 some source is unavailable; 2 bad config (one line on stderr)."
+)]
 pub struct CheckArgs {
     /// Gateway config (TOML); default `toolsearch.toml` in the working directory.
     #[arg(long, value_name = "FILE")]
@@ -26,7 +29,8 @@ pub fn run(a: CheckArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async {
-        let gateway = Gateway::start(config).await?;
+        let options = crate::wiring::gateway_options(&config).await?;
+        let gateway = Gateway::start(config, options).await?;
         let mut statuses = gateway.statuses();
         // A source that connects but whose calls could never carry their context headers is
         // not ok: say so here rather than at the first call.

@@ -12,6 +12,9 @@ use toolsearch::{Engine, Settings, catalog::load_catalog_file};
 use crate::EXIT_TOOL_ERROR;
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 success; 1 the control returned a tool error (its JSON is still on stdout); 2 bad usage, config or catalog (one line on stderr)."
+)]
 pub struct ControlArgs {
     /// Static catalog file (JSON).
     #[arg(long, value_name = "FILE")]

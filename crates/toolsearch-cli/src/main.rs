@@ -5,6 +5,7 @@ mod control;
 mod retrieval;
 mod serve;
 mod table;
+mod wiring;
 
 use std::process::ExitCode;
 

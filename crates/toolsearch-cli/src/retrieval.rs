@@ -146,7 +146,9 @@ fn load(
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async {
-        let gateway = toolsearch_mcp::Gateway::start(config).await?;
+        let options = toolsearch_mcp::gateway::GatewayOptions::default()
+            .with_skills(crate::wiring::skills(&config)?);
+        let gateway = toolsearch_mcp::Gateway::start(config, options).await?;
         let settings = gateway.engine().settings().clone().with_method(method);
         let snapshot = gateway.engine().snapshot();
         gateway.shutdown().await;

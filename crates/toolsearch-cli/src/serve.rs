@@ -55,7 +55,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async {
         let mut signals = Signals::new().context("installing signal handlers")?;
         // Upstreams connect in the background: the client's `initialize` is answered at once.
-        let gateway = Gateway::launch(config).await?;
+        let options = crate::wiring::gateway_options(&config).await?;
+        let gateway = Gateway::launch(config, options).await?;
         for (source, problem) in gateway.context_problems() {
             tracing::warn!(%source, "{problem}");
         }

@@ -1,13 +1,8 @@
-//! Embedders for toolsearch's `semantic` and `hybrid` search, behind
-//! [`toolsearch::search::semantic::Embedder`]:
-//!
-//! - [`LocalModel`]: a sentence-transformers BERT-family model directory (all-MiniLM-L6-v2 by
-//!   default) run in process on the CPU (our own BERT forward pass over the `gemm` crate); nothing is downloaded at run time.
-//! - [`EndpointEmbedder`]: any OpenAI-compatible `/v1/embeddings` endpoint.
-//!
-//! [`load`] builds the one a config's `[search.semantic]` names.
+#![warn(missing_docs)]
+#![doc = include_str!("../README.md")]
 
 mod bert;
+mod cpu;
 mod endpoint;
 mod local;
 mod matmul;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value};
 use toolsearch::ToolDef;
-use toolsearch::controls::ToolDefinition;
+use toolsearch::ToolDefinition;
 use toolsearch::exec::CallResult;
 
 /// An upstream tool as a catalog tool.

@@ -10,16 +10,22 @@
 //! answer `unavailable` until it is ready. [`Gateway::start`] also waits for every source to
 //! settle (connected or failed), as `toolsearch check` and library users want.
 
-use std::sync::{Arc, Mutex, Weak};
+mod source;
+mod supervise;
+
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
-use toolsearch::catalog::{GroupSpec, SourceTools, load_catalog_file};
-use toolsearch::config::{Config, SourceConfig, SourceKind};
-use toolsearch::{Engine, EngineError, ToolDef};
+use toolsearch::config::{Config, SourceKind};
+use toolsearch::search::semantic::SemanticSearch;
+use toolsearch::skills::Skills;
+use toolsearch::{Engine, EngineError, SourceTools, ToolDef};
 
-use crate::upstream::{PING_TIMEOUT, Upstream, UpstreamEvent, UpstreamExecutor, UpstreamSpec};
+use crate::upstream::Upstream;
+use source::{Origin, SourceState, load_catalog_source};
+use supervise::{follow, supervise};
 
 /// First wait before restarting a failed upstream; doubles up to [`MAX_BACKOFF`].
 pub const FIRST_BACKOFF: Duration = Duration::from_millis(250);
@@ -46,15 +52,39 @@ pub enum GatewayError {
     /// The engine refused the sources or settings.
     #[error(transparent)]
     Engine(#[from] EngineError),
-    /// The embedding model or cache of `semantic` / `hybrid` search is not usable.
-    #[error("{0}")]
-    Semantic(String),
-    /// The skills catalog could not be loaded.
-    #[error("{0}")]
-    Skills(String),
+    /// The config names skills folders, but the caller passed no skills catalog
+    /// ([`GatewayOptions::skills`]).
+    #[error("the config names skills folders, but no skills catalog was loaded for the gateway")]
+    SkillsNotLoaded,
     /// A source kind this build does not know.
     #[error("source {0:?}: this kind of source is not supported")]
     Unsupported(String),
+}
+
+/// What the gateway takes from its caller beside the config: the embedder and cache of
+/// `semantic` and `hybrid` search, and the skills catalog of the `capabilities` surface (the
+/// binary loads both from the config).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct GatewayOptions {
+    /// The embedder and cache; needed when the config's method is `semantic` or `hybrid`.
+    pub semantic: Option<Arc<SemanticSearch>>,
+    /// The skills catalog; needed when the config names `skills` folders.
+    pub skills: Option<Arc<Skills>>,
+}
+
+impl GatewayOptions {
+    /// Sets the embedder and cache.
+    pub fn with_semantic(mut self, semantic: Option<Arc<SemanticSearch>>) -> Self {
+        self.semantic = semantic;
+        self
+    }
+
+    /// Sets the skills catalog.
+    pub fn with_skills(mut self, skills: Option<Arc<Skills>>) -> Self {
+        self.skills = skills;
+        self
+    }
 }
 
 /// How one source stands.
@@ -72,47 +102,6 @@ pub struct SourceStatus {
     /// It has not finished connecting yet.
     pub connecting: bool,
 }
-
-enum Origin {
-    /// A static catalog: its sources never change.
-    Catalog(Vec<SourceTools>),
-    /// An upstream: its last listed tools.
-    Upstream {
-        upstream: Arc<Upstream>,
-        tools: Vec<ToolDef>,
-    },
-}
-
-struct SourceState {
-    config: SourceConfig,
-    origin: Origin,
-    status: Result<(), String>,
-    connecting: bool,
-}
-
-impl SourceState {
-    /// The source as the engine sees it now.
-    fn sources(&self) -> Vec<SourceTools> {
-        match &self.origin {
-            Origin::Catalog(sources) => sources.clone(),
-            Origin::Upstream { upstream, tools } => {
-                let source = grouped_or_direct(&self.config, tools.clone())
-                    .with_executor(Arc::new(UpstreamExecutor(upstream.clone())))
-                    .with_unavailable(self.status.clone().err())
-                    .with_connecting(self.connecting);
-                vec![source]
-            }
-        }
-    }
-
-    fn tool_count(&self) -> usize {
-        match &self.origin {
-            Origin::Catalog(sources) => sources.iter().map(|s| s.tools.len()).sum(),
-            Origin::Upstream { tools, .. } => tools.len(),
-        }
-    }
-}
-
 /// Every source behind one engine.
 pub struct Gateway {
     engine: Arc<Engine>,
@@ -133,50 +122,15 @@ impl std::fmt::Debug for Gateway {
             .finish_non_exhaustive()
     }
 }
-
-fn grouped_or_direct(config: &SourceConfig, tools: Vec<ToolDef>) -> SourceTools {
-    let source = match (&config.group, config.direct) {
-        (Some((name, description)), false) => {
-            SourceTools::grouped(&config.name, GroupSpec::new(name, description), tools)
-        }
-        _ => SourceTools::direct(&config.name, tools),
-    };
-    source.with_instructions(config.instructions.clone())
-}
-
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
-
-fn load_catalog_source(
-    sc: &SourceConfig,
-    path: &std::path::Path,
-) -> Result<Vec<SourceTools>, GatewayError> {
-    let file = load_catalog_file(path).map_err(|e| GatewayError::Source {
-        source_name: sc.name.clone(),
-        message: e.to_string(),
-    })?;
-    Ok(match &sc.group {
-        // A group in the config gathers every tool of the file into it.
-        Some(_) if !sc.direct => {
-            let tools: Vec<ToolDef> = file
-                .groups
-                .into_iter()
-                .flat_map(|(_, _, tools)| tools)
-                .chain(file.direct)
-                .collect();
-            vec![grouped_or_direct(sc, tools)]
-        }
-        _ => file.into_sources(&sc.name, sc.direct),
-    })
-}
-
 impl Gateway {
     /// [`launch`](Self::launch), then waits until every upstream has connected or failed. An
     /// upstream that fails to connect is reported in [`statuses`](Self::statuses), its group
     /// listed as unavailable, and restarted with backoff; the gateway still starts.
-    pub async fn start(config: Config) -> Result<Arc<Self>, GatewayError> {
-        let gateway = Self::launch(config).await?;
+    pub async fn start(config: Config, options: GatewayOptions) -> Result<Arc<Self>, GatewayError> {
+        let gateway = Self::launch(config, options).await?;
         gateway.settled().await;
         Ok(gateway)
     }
@@ -185,71 +139,42 @@ impl Gateway {
     /// which connects it (all concurrently) and keeps it connected; returns at once. Until an
     /// upstream is ready its group is listed as [`CONNECTING`] and its calls answer
     /// `unavailable`.
-    pub async fn launch(config: Config) -> Result<Arc<Self>, GatewayError> {
+    pub async fn launch(
+        config: Config,
+        options: GatewayOptions,
+    ) -> Result<Arc<Self>, GatewayError> {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         let mut states = Vec::new();
         for sc in config.sources {
-            let spec = match &sc.kind {
-                SourceKind::Catalog { path } => {
-                    let sources = load_catalog_source(&sc, path)?;
-                    states.push(SourceState {
-                        config: sc,
-                        origin: Origin::Catalog(sources),
-                        status: Ok(()),
-                        connecting: false,
-                    });
-                    continue;
-                }
-                SourceKind::Stdio {
-                    command,
-                    args,
-                    env,
-                    cwd,
-                } => UpstreamSpec::Stdio {
-                    command: command.clone(),
-                    args: args.clone(),
-                    env: env.clone(),
-                    cwd: cwd.clone(),
-                },
-                SourceKind::Http {
-                    url,
-                    headers,
-                    context_headers,
-                } => UpstreamSpec::Http {
-                    url: url.clone(),
-                    headers: headers.clone(),
-                    context_headers: context_headers.clone(),
+            let origin = match &sc.kind {
+                SourceKind::Catalog { path } => Origin::Catalog(load_catalog_source(&sc, path)?),
+                SourceKind::Stdio { .. } | SourceKind::Http { .. } => Origin::Upstream {
+                    upstream: Arc::new(Upstream::new(&sc.name, sc.kind.clone(), events_tx.clone())),
+                    tools: Vec::new(),
                 },
                 _ => return Err(GatewayError::Unsupported(sc.name.clone())),
             };
-            let upstream = Arc::new(Upstream::new(&sc.name, spec, events_tx.clone()));
+            let connecting = matches!(origin, Origin::Upstream { .. });
             states.push(SourceState {
                 config: sc,
-                origin: Origin::Upstream {
-                    upstream,
-                    tools: Vec::new(),
+                origin,
+                status: if connecting {
+                    Err(CONNECTING.to_owned())
+                } else {
+                    Ok(())
                 },
-                status: Err(CONNECTING.to_owned()),
-                connecting: true,
+                connecting,
             });
         }
         let all: Vec<SourceTools> = states.iter().flat_map(SourceState::sources).collect();
-        let settings = config.settings.clone();
-        let method = settings.method;
-        let semantic = tokio::task::spawn_blocking(move || {
-            toolsearch_embed::semantic_search(&settings, method)
-        })
-        .await
-        .map_err(|e| GatewayError::Semantic(e.to_string()))?
-        .map_err(|e| GatewayError::Semantic(e.to_string()))?;
         let mut builder = Engine::builder().settings(config.settings).sources(all);
-        if let Some(sem) = semantic {
+        if let Some(sem) = options.semantic {
             builder = builder.semantic(sem);
         }
-        if !config.skills.is_empty() {
-            let skills = toolsearch::skills::Skills::load(&config.skills)
-                .map_err(|e| GatewayError::Skills(e.to_string()))?;
-            builder = builder.skills(Arc::new(skills));
+        match options.skills {
+            Some(skills) => builder = builder.skills(skills),
+            None if !config.skills.is_empty() => return Err(GatewayError::SkillsNotLoaded),
+            None => {}
         }
         if let Some(t) = config.call_timeout {
             builder = builder.call_timeout(t);
@@ -496,92 +421,5 @@ impl Gateway {
         self.stop.cancel();
         let upstreams = self.upstreams();
         futures_util::future::join_all(upstreams.iter().map(|(_, u)| u.disconnect())).await;
-    }
-}
-
-async fn follow(gateway: Weak<Gateway>, mut events: mpsc::UnboundedReceiver<UpstreamEvent>) {
-    while let Some(event) = events.recv().await {
-        let Some(g) = gateway.upgrade() else { return };
-        match event {
-            UpstreamEvent::ToolsChanged(name) => g.refresh(&name).await,
-            UpstreamEvent::ResourcesChanged(_) => g.resources_changed.send_modify(|v| *v += 1),
-            UpstreamEvent::PromptsChanged(_) => g.prompts_changed.send_modify(|v| *v += 1),
-        }
-    }
-}
-
-/// Connects one upstream, then watches it: when its connection is gone, marks it unavailable
-/// and reconnects with exponential backoff until it is back (or the gateway stops). After a
-/// call was abandoned (a timeout) it pings the upstream; one that does not answer within
-/// [`PING_TIMEOUT`] is disconnected, and so restarted.
-async fn supervise(
-    gateway: Weak<Gateway>,
-    name: String,
-    upstream: Arc<Upstream>,
-    stop: CancellationToken,
-) {
-    let mut backoff = FIRST_BACKOFF;
-    let mut first = true;
-    loop {
-        if !first {
-            if upstream.is_connected().await {
-                backoff = FIRST_BACKOFF;
-                tokio::select! {
-                    _ = stop.cancelled() => return,
-                    _ = tokio::time::sleep(HEALTH_POLL) => {}
-                    () = upstream.suspected() => check_health(&name, &upstream).await,
-                }
-                continue;
-            }
-            {
-                let Some(g) = gateway.upgrade() else { return };
-                let reason = g
-                    .statuses()
-                    .into_iter()
-                    .find(|s| s.name == name)
-                    .and_then(|s| s.status.err())
-                    .unwrap_or_else(|| "the upstream stopped".to_owned());
-                let reason = if reason == CONNECTING {
-                    "the upstream stopped".to_owned()
-                } else {
-                    reason
-                };
-                g.set_down(&name, reason);
-            }
-            tokio::select! {
-                _ = stop.cancelled() => return,
-                _ = tokio::time::sleep(backoff) => {}
-            }
-            backoff = (backoff * 2).min(MAX_BACKOFF);
-        }
-        first = false;
-        let result = tokio::select! {
-            _ = stop.cancelled() => return,
-            r = upstream.connect() => r,
-        };
-        let Some(g) = gateway.upgrade() else { return };
-        match result {
-            Ok(tools) => {
-                tracing::info!(source = %name, tools = tools.len(), "upstream ready");
-                g.set_connected(&name, tools);
-            }
-            Err(e) => {
-                tracing::warn!(source = %name, error = %e, retry_in = ?backoff, "upstream unavailable");
-                upstream.disconnect().await;
-                g.set_down(&name, e.to_string());
-            }
-        }
-    }
-}
-
-/// Pings an upstream after an abandoned call; disconnects it when it does not answer, so the
-/// supervisor restarts it.
-async fn check_health(name: &str, upstream: &Upstream) {
-    match upstream.ping(PING_TIMEOUT).await {
-        Ok(()) => tracing::debug!(source = %name, "upstream answered the health ping"),
-        Err(e) => {
-            tracing::warn!(source = %name, error = %e, "upstream did not answer the health ping after an abandoned call; restarting it");
-            upstream.disconnect().await;
-        }
     }
 }

@@ -10,7 +10,7 @@
 //! algorithm and the client's delayed ACK hold each response on a kept-alive connection for
 //! ~40 ms); a POST body that is not a JSON-RPC message is answered `400` with the JSON-RPC error
 //! the specification gives (`-32700` parse error, `-32600` invalid request; see
-//! [`crate::jsonrpc`]) instead of rmcp's `415`; a body over [`MAX_BODY_BYTES`] gets `413` with a
+//! `jsonrpc`) instead of rmcp's `415`; a body over [`MAX_BODY_BYTES`] gets `413` with a
 //! JSON-RPC error; a `DELETE` that ends a session answers `200`. Open sessions are bounded: at
 //! most [`HttpOptions::max_sessions`] at once (a new one over it gets `503` and `Retry-After`),
 //! each closed after [`HttpOptions::session_idle`] unused.

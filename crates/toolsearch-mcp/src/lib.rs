@@ -1,14 +1,27 @@
 #![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+// Layers, bottom to top; each module imports only the ones above it in this list
+// (docs/architecture.md; `crates/toolsearch/tests/layers.rs` checks there is no circle).
+//   secrets, convert, jsonrpc — `${env:NAME}` expansion, rmcp ↔ engine types, JSON-RPC errors
+//   upstream                  — one upstream MCP server: connect (stdio, HTTP), list, call
+//   gateway                   — every source behind one engine, supervised
+//   passthrough               — upstream resources and prompts under source-scoped names
+//   server                    — the MCP server a client talks to
+//   stdio, http               — the transports the server is served on
 
-pub mod convert;
+mod convert;
 pub mod gateway;
 pub mod http;
-pub mod jsonrpc;
-pub mod passthrough;
-pub mod secrets;
-pub mod server;
+mod jsonrpc;
+mod passthrough;
+mod secrets;
+mod server;
 pub mod stdio;
 pub mod upstream;
 
-pub use gateway::{Gateway, GatewayError};
+pub use gateway::{Gateway, GatewayError, GatewayOptions, SourceStatus};
+pub use http::{HttpOptions, HttpServer, serve_http};
+pub use secrets::MissingSecret;
 pub use server::GatewayServer;
+pub use stdio::JsonRpcStdio;
+pub use upstream::{Upstream, UpstreamError};

@@ -106,10 +106,12 @@ async fn concurrent_sessions_get_their_own_upstream_connections_and_headers() {
     let toml = format!(
         "[[source]]\nname = \"tenant-api\"\nurl = \"http://{addr}/\"\ncontext_headers = {{ \"X-Tenant-ID\" = \"identity.tenant_id\", \"X-Run-ID\" = \"run.id\" }}\ngroup = \"tenant\"\ndescription = \"A tenant-scoped API\"\n"
     );
-    let g =
-        Gateway::start(parse_config("ctx.toml", &toml, std::path::Path::new(".")).expect("valid"))
-            .await
-            .expect("starts");
+    let g = Gateway::start(
+        parse_config("ctx.toml", &toml, std::path::Path::new(".")).expect("valid"),
+        Default::default(),
+    )
+    .await
+    .expect("starts");
     assert_eq!(
         g.statuses()[0].tools,
         1,

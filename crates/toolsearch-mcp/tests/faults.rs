@@ -17,7 +17,7 @@ async fn start() -> Arc<Gateway> {
         common::everything_js()
     );
     let config = parse_config("faults.toml", &toml, std::path::Path::new(".")).expect("valid");
-    Gateway::start(config)
+    Gateway::start(config, Default::default())
         .await
         .expect("starts despite the broken source")
 }
@@ -177,10 +177,13 @@ async fn launch(toml: &str) -> Arc<Gateway> {
     let config = parse_config("faults.toml", toml, std::path::Path::new(".")).expect("valid");
     // An upstream that never answers initialize must not hold the gateway back (its connect
     // timeout is 60 s).
-    tokio::time::timeout(Duration::from_secs(10), Gateway::launch(config))
-        .await
-        .expect("launch returns while upstreams still connect")
-        .expect("launches")
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        Gateway::launch(config, Default::default()),
+    )
+    .await
+    .expect("launch returns while upstreams still connect")
+    .expect("launches")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -336,7 +339,9 @@ async fn failures_to_start_say_why_in_plain_words() {
         common::misbehaving_source("dies", "die-on-start")
     );
     let config = parse_config("faults.toml", &toml, std::path::Path::new(".")).expect("valid");
-    let g = Gateway::start(config).await.expect("starts");
+    let g = Gateway::start(config, Default::default())
+        .await
+        .expect("starts");
     let statuses = g.statuses();
     let dies = statuses[0].status.as_ref().expect_err("died");
     assert!(

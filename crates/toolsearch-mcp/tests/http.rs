@@ -23,7 +23,9 @@ fn token() -> String {
 
 async fn gateway(toml: &str) -> Arc<Gateway> {
     let config = parse_config("test.toml", toml, std::path::Path::new(".")).expect("valid config");
-    Gateway::start(config).await.expect("gateway starts")
+    Gateway::start(config, Default::default())
+        .await
+        .expect("gateway starts")
 }
 
 async fn gateway_a() -> (Arc<Gateway>, HttpServer) {

@@ -21,10 +21,12 @@ async fn an_upstream_tool_list_change_reaches_the_catalog() {
         "[[source]]\nname = \"dynamic\"\ncommand = \"node\"\nargs = [{:?}]\ngroup = \"dyn\"\ndescription = \"Tools that appear at run time\"\n",
         script.display().to_string()
     );
-    let g =
-        Gateway::start(parse_config("live.toml", &toml, std::path::Path::new(".")).expect("valid"))
-            .await
-            .expect("starts");
+    let g = Gateway::start(
+        parse_config("live.toml", &toml, std::path::Path::new(".")).expect("valid"),
+        Default::default(),
+    )
+    .await
+    .expect("starts");
     let discover = |q: &'static str| {
         let g = g.clone();
         async move {

@@ -136,10 +136,12 @@ async fn live_catalog_over_http(modern: bool) {
     let toml = format!(
         "[[source]]\nname = \"garden\"\nurl = \"http://{upstream}/\"\npresentation = \"direct\"\n"
     );
-    let g =
-        Gateway::start(parse_config("live.toml", &toml, std::path::Path::new(".")).expect("ok"))
-            .await
-            .expect("starts");
+    let g = Gateway::start(
+        parse_config("live.toml", &toml, std::path::Path::new(".")).expect("ok"),
+        Default::default(),
+    )
+    .await
+    .expect("starts");
     let upstream_version = g
         .upstream("garden")
         .expect("upstream")

@@ -74,10 +74,12 @@ async fn upstream_resource_and_prompt_changes_reach_the_client() {
         "[[source]]\nname = \"dyn_src\"\ncommand = \"node\"\nargs = [{:?}]\ngroup = \"dyn\"\ndescription = \"Lists that grow at run time\"\n",
         script.display().to_string()
     );
-    let gateway =
-        Gateway::start(parse_config("n.toml", &toml, std::path::Path::new(".")).expect("valid"))
-            .await
-            .expect("starts");
+    let gateway = Gateway::start(
+        parse_config("n.toml", &toml, std::path::Path::new(".")).expect("valid"),
+        Default::default(),
+    )
+    .await
+    .expect("starts");
     let (tx, mut rx) = mpsc::unbounded_channel();
     let client = connect(&gateway, Lists(tx)).await;
     let caps = client.peer_info().expect("info").capabilities.clone();
@@ -165,9 +167,12 @@ async fn clients_get_tools_list_changed_when_direct_tools_change() {
         "[[source]]\nname = \"static\"\ncatalog = {:?}\n",
         catalog.display().to_string()
     );
-    let gateway = Gateway::start(parse_config("n.toml", &toml, &dir).expect("valid"))
-        .await
-        .expect("starts");
+    let gateway = Gateway::start(
+        parse_config("n.toml", &toml, &dir).expect("valid"),
+        Default::default(),
+    )
+    .await
+    .expect("starts");
 
     let (tx, mut rx) = mpsc::unbounded_channel();
     let client = connect(&gateway, Recorder(tx)).await;

@@ -1,7 +1,7 @@
 //! The engine: a live catalog behind one surface's controls, answering every tool call the
 //! model makes — controls, proxied calls and direct tools — on one execution path.
 //!
-//! [`builder`] validates and builds it, [`snapshot`] is the state it swaps as a whole on
+//! `builder` validates and builds it, `snapshot` is the state it swaps as a whole on
 //! reload, and `route` sends each call to its control, its grouped tool or its direct tool.
 
 mod builder;

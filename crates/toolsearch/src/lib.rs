@@ -16,13 +16,13 @@
 
 pub mod catalog;
 pub mod config;
-pub mod controls;
+mod controls;
 pub mod dispatch;
 pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod exec;
-pub mod page;
+mod page;
 mod parallel;
 pub mod search;
 pub mod skills;
@@ -30,7 +30,7 @@ pub mod text;
 
 pub use catalog::{Directory, GroupSpec, SourceTools, ToolDef};
 pub use config::{SearchMethod, Settings};
-pub use controls::ControlOutput;
+pub use controls::{ControlOutput, ToolDefinition};
 pub use dispatch::Toolset;
 pub use engine::{Engine, EngineBuilder, EngineError, Snapshot};
 pub use error::{ErrorCode, ToolError};

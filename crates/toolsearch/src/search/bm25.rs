@@ -1,7 +1,7 @@
 //! BM25F over a directory snapshot: name words, description, parameter text and the group,
 //! each with its own weight and length normalisation `b`, one shared k1.
 //!
-//! Text goes through [`analyze`](super::analysis::analyze): the reference's words (camelCase split, case folding), English
+//! Text goes through [`analyze`]: the reference's words (camelCase split, case folding), English
 //! stop words dropped, then the Snowball English stemmer (`rust-stemmers`), so "files" finds
 //! `read_file` and "the weather in Paris" does not rank on "the".
 //!

@@ -1,0 +1,82 @@
+//! One source's state in the gateway: a static catalog's tools, or an upstream with its last
+//! listed tools and how it stands (ready, connecting, down and why).
+
+use std::sync::Arc;
+
+use toolsearch::ToolDef;
+use toolsearch::catalog::{GroupSpec, SourceTools, load_catalog_file};
+use toolsearch::config::SourceConfig;
+
+use super::GatewayError;
+use crate::upstream::{Upstream, UpstreamExecutor};
+
+pub(super) enum Origin {
+    /// A static catalog: its sources never change.
+    Catalog(Vec<SourceTools>),
+    /// An upstream: its last listed tools.
+    Upstream {
+        upstream: Arc<Upstream>,
+        tools: Vec<ToolDef>,
+    },
+}
+
+pub(super) struct SourceState {
+    pub(super) config: SourceConfig,
+    pub(super) origin: Origin,
+    pub(super) status: Result<(), String>,
+    pub(super) connecting: bool,
+}
+
+impl SourceState {
+    /// The source as the engine sees it now.
+    pub(super) fn sources(&self) -> Vec<SourceTools> {
+        match &self.origin {
+            Origin::Catalog(sources) => sources.clone(),
+            Origin::Upstream { upstream, tools } => {
+                let source = grouped_or_direct(&self.config, tools.clone())
+                    .with_executor(Arc::new(UpstreamExecutor(upstream.clone())))
+                    .with_unavailable(self.status.clone().err())
+                    .with_connecting(self.connecting);
+                vec![source]
+            }
+        }
+    }
+
+    pub(super) fn tool_count(&self) -> usize {
+        match &self.origin {
+            Origin::Catalog(sources) => sources.iter().map(|s| s.tools.len()).sum(),
+            Origin::Upstream { tools, .. } => tools.len(),
+        }
+    }
+}
+fn grouped_or_direct(config: &SourceConfig, tools: Vec<ToolDef>) -> SourceTools {
+    let source = match (&config.group, config.direct) {
+        (Some((name, description)), false) => {
+            SourceTools::grouped(&config.name, GroupSpec::new(name, description), tools)
+        }
+        _ => SourceTools::direct(&config.name, tools),
+    };
+    source.with_instructions(config.instructions.clone())
+}
+pub(super) fn load_catalog_source(
+    sc: &SourceConfig,
+    path: &std::path::Path,
+) -> Result<Vec<SourceTools>, GatewayError> {
+    let file = load_catalog_file(path).map_err(|e| GatewayError::Source {
+        source_name: sc.name.clone(),
+        message: e.to_string(),
+    })?;
+    Ok(match &sc.group {
+        // A group in the config gathers every tool of the file into it.
+        Some(_) if !sc.direct => {
+            let tools: Vec<ToolDef> = file
+                .groups
+                .into_iter()
+                .flat_map(|(_, _, tools)| tools)
+                .chain(file.direct)
+                .collect();
+            vec![grouped_or_direct(sc, tools)]
+        }
+        _ => file.into_sources(&sc.name, sc.direct),
+    })
+}

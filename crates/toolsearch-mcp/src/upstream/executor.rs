@@ -1,0 +1,87 @@
+//! Calls on an upstream, as the engine's [`Executor`]: each session's own connection when the
+//! upstream has context headers, rmcp's errors mapped to what the model is told, and a call
+//! abandoned before its answer (a timeout, a cancel) marks the upstream for a health ping.
+
+use std::sync::Arc;
+
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Map, Value};
+use toolsearch::exec::{BoxFuture, CallResult, ExecError, Executor, Session};
+
+use super::Upstream;
+use super::cause::{describe, is_unreachable, root_cause};
+use crate::convert;
+
+/// Marks its upstream [suspect](Upstream::suspect) when dropped before it is forgotten.
+struct AbandonGuard<'a>(Option<&'a Arc<Upstream>>);
+
+impl Drop for AbandonGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(u) = self.0.take() {
+            tracing::debug!(upstream = %u.name, "call abandoned before its answer");
+            u.suspect();
+        }
+    }
+}
+
+/// Runs calls on an upstream.
+#[derive(Debug, Clone)]
+pub struct UpstreamExecutor(pub Arc<Upstream>);
+
+impl Executor for UpstreamExecutor {
+    fn call_in(
+        &self,
+        session: &Arc<Session>,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<Result<CallResult, ExecError>> {
+        let upstream = self.0.clone();
+        let session = session.clone();
+        let tool = tool.to_owned();
+        Box::pin(async move {
+            let upstream = upstream.for_session(&session).await?;
+            UpstreamExecutor(upstream).call(&tool, arguments).await
+        })
+    }
+
+    fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> BoxFuture<Result<CallResult, ExecError>> {
+        let upstream = self.0.clone();
+        let tool = tool.to_owned();
+        Box::pin(async move {
+            let Some(peer) = upstream.peer().await else {
+                return Err(ExecError::Unavailable(format!(
+                    "upstream {} is not connected (it is still connecting, or restarting)",
+                    upstream.name
+                )));
+            };
+            let params = CallToolRequestParams::new(tool).with_arguments(arguments);
+            // Dropped unanswered (the call timed out or was cancelled): the supervisor pings.
+            let mut guard = AbandonGuard(Some(&upstream));
+            let answer = peer.call_tool(params).await;
+            guard.0 = None;
+            match answer {
+                Ok(result) => Ok(convert::call_result(&result)),
+                Err(e) if e.is_authorization_required() || e.auth_challenge().is_some() => {
+                    Err(ExecError::Unauthorized {
+                        upstream: upstream.name.clone(),
+                        message: describe(&e),
+                    })
+                }
+                Err(e) if is_unreachable(&e) => Err(ExecError::Unavailable(format!(
+                    "upstream {} cannot be reached: {}",
+                    upstream.name,
+                    root_cause(&e)
+                ))),
+                Err(e) => Err(ExecError::Failed(format!(
+                    "upstream {} failed: {}",
+                    upstream.name,
+                    describe(&e)
+                ))),
+            }
+        })
+    }
+}

@@ -1,0 +1,88 @@
+//! A streamable HTTP upstream: static headers (secrets expanded, each checked and named when
+//! invalid), the newest protocol when the server speaks it, else the legacy handshake.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rmcp::model::ProtocolVersion;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientLifecycleMode, ClientServiceExt};
+
+use super::cause::{describe, is_unreachable, root_cause};
+use super::{CONNECT_TIMEOUT, Running, UpstreamClient, UpstreamError};
+use crate::secrets::expand;
+
+/// Installs rustls' ring provider once (reqwest is built without a default provider); call it
+/// before building a `reqwest::Client` yourself.
+pub fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+fn transport(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, UpstreamError> {
+    install_crypto_provider();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    let mut custom = HashMap::new();
+    for (name, value) in headers {
+        let value = expand(value)?;
+        // Checked here, not by the HTTP client, so that a bad value is named by its header
+        // (the client's own error says only "builder error").
+        let header_value =
+            http::HeaderValue::from_str(&value).map_err(|_| UpstreamError::Header(name.clone()))?;
+        if name.eq_ignore_ascii_case("authorization")
+            && let Some(token) = value.strip_prefix("Bearer ")
+        {
+            config = config.auth_header(token.to_owned());
+            continue;
+        }
+        let header_name = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| UpstreamError::Header(name.clone()))?;
+        custom.insert(header_name, header_value);
+    }
+    config.custom_headers = custom;
+    let client = reqwest::Client::builder()
+        .build()
+        .map_err(UpstreamError::HttpClient)?;
+    Ok(StreamableHttpClientTransport::with_client(client, config))
+}
+
+/// Connects to `url` with `headers` (the source's own, plus a session's context headers).
+pub(super) async fn connect(
+    client: UpstreamClient,
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<Running, UpstreamError> {
+    let transport = transport(url, headers)?;
+    // The newest protocol when the server speaks it (one `server/discover` probe), else the
+    // legacy `initialize` handshake.
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::LATEST],
+        legacy_version: None,
+    };
+    tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        client.serve_with_lifecycle(transport, lifecycle),
+    )
+    .await
+    .map_err(|_| UpstreamError::Timeout(CONNECT_TIMEOUT))?
+    .map_err(|e| {
+        if e.auth_challenge().is_some() {
+            UpstreamError::Unauthorized(describe(&e))
+        } else if is_unreachable(&e) {
+            UpstreamError::Unreachable {
+                url: url.to_owned(),
+                cause: root_cause(&e),
+            }
+        } else {
+            UpstreamError::Initialize {
+                source: Box::new(e),
+                stderr: None,
+            }
+        }
+    })
+}

@@ -1,0 +1,66 @@
+//! Per-session connections: an HTTP upstream with `context_headers` gets one connection per
+//! downstream session, carrying that session's values (the shared connection, used for
+//! listing, sends none of them).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use toolsearch::config::SourceKind;
+use toolsearch::exec::{ExecError, Session};
+
+use super::Upstream;
+
+/// One session's own connection to an upstream with context headers, made on first use.
+#[derive(Debug, Default)]
+struct SessionUpstream(tokio::sync::OnceCell<Result<Arc<Upstream>, String>>);
+
+impl Upstream {
+    /// The context headers of an HTTP upstream (header name → context path), when it has any.
+    fn context_headers(&self) -> Option<&BTreeMap<String, String>> {
+        match &self.kind {
+            SourceKind::Http {
+                context_headers, ..
+            } if !context_headers.is_empty() => Some(context_headers),
+            _ => None,
+        }
+    }
+
+    /// This session's own connection (its context headers resolved), made on first use; the
+    /// shared connection itself when the upstream has no context headers.
+    pub(crate) async fn for_session(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+    ) -> Result<Arc<Upstream>, ExecError> {
+        let Some(context_headers) = self.context_headers() else {
+            return Ok(self.clone());
+        };
+        let key = format!("toolsearch-mcp/upstream/{}", self.name);
+        let Some(slot) = session.state_or_insert_with(&key, SessionUpstream::default) else {
+            return Err(ExecError::Unavailable("session state is corrupt".into()));
+        };
+        let made = slot
+            .0
+            .get_or_init(|| async {
+                let mut values = BTreeMap::new();
+                for (header, path) in context_headers {
+                    let Some(value) = session.context(path) else {
+                        return Err(format!(
+                            "this session has no {path:?}, which source {} needs for its {header} header; its upstream connection was not opened",
+                            self.name
+                        ));
+                    };
+                    values.insert(header.clone(), value.to_owned());
+                }
+                let own = Arc::new(
+                    Upstream::new(&self.name, self.kind.clone(), self.events.clone())
+                        .with_session_headers(values),
+                );
+                match own.connect().await {
+                    Ok(_) => Ok(own),
+                    Err(e) => Err(format!("this session's connection to {} failed: {e}", self.name)),
+                }
+            })
+            .await;
+        made.clone().map_err(ExecError::Unavailable)
+    }
+}

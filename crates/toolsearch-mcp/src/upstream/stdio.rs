@@ -1,0 +1,135 @@
+//! A stdio upstream: the child process in its own process group (closing the connection, or
+//! the gateway shutting down on a signal, ends it and everything it started), its stderr read
+//! line by line — each line logged (`info`, source named) and the last ones kept, so an upstream
+//! that dies while starting is reported with what it said.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::transport::TokioChildProcess;
+use tokio::io::AsyncBufReadExt;
+
+use super::{CONNECT_TIMEOUT, Running, Upstream, UpstreamClient, UpstreamError};
+use crate::secrets::expand;
+
+/// Lines of a stdio upstream's stderr kept for error messages.
+const STDERR_LINES: usize = 8;
+/// Longest stderr line kept (longer ones are cut).
+const STDERR_LINE_BYTES: usize = 400;
+
+/// The last lines a stdio child wrote to stderr.
+#[derive(Debug, Default)]
+pub(super) struct StderrTail(std::sync::Mutex<VecDeque<String>>);
+
+impl StderrTail {
+    fn push(&self, line: &str) {
+        let mut cut = line.trim_end().to_owned();
+        if cut.len() > STDERR_LINE_BYTES {
+            let mut end = STDERR_LINE_BYTES;
+            while !cut.is_char_boundary(end) {
+                end -= 1;
+            }
+            cut.truncate(end);
+            cut.push('…');
+        }
+        if cut.is_empty() {
+            return;
+        }
+        let mut q = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if q.len() == STDERR_LINES {
+            q.pop_front();
+        }
+        q.push_back(cut);
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    fn clear(&self) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+}
+
+/// `; its stderr ended with: …` (or that it wrote nothing), for error messages.
+pub(super) fn stderr_tail(lines: &[String]) -> String {
+    if lines.is_empty() {
+        "; it wrote nothing to stderr".to_owned()
+    } else {
+        format!("; its stderr ended with: {}", lines.join(" | "))
+    }
+}
+
+/// Starts `command` and runs the MCP handshake over its stdio.
+pub(super) async fn connect(
+    upstream: &Upstream,
+    client: UpstreamClient,
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: Option<&PathBuf>,
+) -> Result<Running, UpstreamError> {
+    let program = expand(command)?;
+    let mut cmd = tokio::process::Command::new(&program);
+    for a in args {
+        cmd.arg(expand(a)?);
+    }
+    for (k, v) in env {
+        cmd.env(k, expand(v)?);
+    }
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    // Its own process group: closing the connection ends the child and whatever it started
+    // (`npx` runs the server as a grandchild), and a terminal's Ctrl-C reaches the gateway,
+    // which closes it in order.
+    let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
+    wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
+    let (transport, stderr) = TokioChildProcess::builder(wrapped)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|source| UpstreamError::Spawn {
+            command: program.clone(),
+            source,
+        })?;
+    *upstream.pid.lock().unwrap_or_else(|p| p.into_inner()) = transport.id();
+    upstream.stderr.clear();
+    let reader = stderr.map(|stderr| {
+        let tail = upstream.stderr.clone();
+        let name = upstream.name.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(source = %name, line = %line, "upstream stderr");
+                tail.push(&line);
+            }
+        })
+    });
+    match tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport)).await {
+        Err(_) => Err(UpstreamError::Timeout(CONNECT_TIMEOUT)),
+        Ok(Ok(running)) => Ok(running),
+        Ok(Err(e)) => {
+            // The child's stdout closed: give its stderr a moment to drain.
+            if let Some(reader) = reader {
+                let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+            }
+            let stderr = upstream.stderr.lines();
+            Err(match &e {
+                rmcp::service::ClientInitializeError::ConnectionClosed(_) => {
+                    UpstreamError::Exited(stderr)
+                }
+                _ => UpstreamError::Initialize {
+                    source: Box::new(e),
+                    stderr: Some(stderr),
+                },
+            })
+        }
+    }
+}

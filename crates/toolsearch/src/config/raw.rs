@@ -1,0 +1,107 @@
+//! The config file as written: plain serde structs, unknown keys rejected. [`super::file`]
+//! validates them into the runtime types.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawConfig {
+    pub(super) surface: Option<String>,
+    pub(super) skills: Option<Vec<String>>,
+    pub(super) search: Option<RawSearch>,
+    pub(super) names: Option<RawNames>,
+    pub(super) limits: Option<RawLimits>,
+    #[serde(default)]
+    pub(super) source: Vec<RawSource>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLimits {
+    pub(super) call_timeout_ms: Option<i64>,
+    pub(super) max_tool_calls: Option<i64>,
+    pub(super) max_http_sessions: Option<i64>,
+    pub(super) http_session_idle_s: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSearch {
+    pub(super) method: Option<String>,
+    pub(super) max_results: Option<i64>,
+    pub(super) max_search_bytes: Option<i64>,
+    pub(super) bm25: Option<RawBm25>,
+    pub(super) semantic: Option<RawSemantic>,
+    pub(super) hybrid: Option<RawHybrid>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSemantic {
+    pub(super) model: Option<String>,
+    pub(super) url: Option<String>,
+    pub(super) api_key_env: Option<String>,
+    pub(super) cache_dir: Option<String>,
+    pub(super) min_similarity: Option<f64>,
+    pub(super) max_tokens: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHybrid {
+    pub(super) fusion: Option<String>,
+    pub(super) semantic_weight: Option<f64>,
+    pub(super) rrf_k: Option<f64>,
+    pub(super) confidence_scale: Option<f64>,
+    pub(super) confidence_slope: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBm25 {
+    pub(super) k1: Option<f64>,
+    pub(super) b: Option<f64>,
+    pub(super) name: Option<f64>,
+    pub(super) description: Option<f64>,
+    pub(super) parameters: Option<f64>,
+    pub(super) group: Option<f64>,
+    pub(super) b_name: Option<f64>,
+    pub(super) b_description: Option<f64>,
+    pub(super) b_parameters: Option<f64>,
+    pub(super) b_group: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawNames {
+    pub(super) discover: Option<String>,
+    pub(super) describe: Option<String>,
+    pub(super) call: Option<String>,
+    pub(super) list: Option<String>,
+    pub(super) list_groups: Option<String>,
+    pub(super) search_proxy: Option<String>,
+    pub(super) call_proxy: Option<String>,
+    pub(super) search_capabilities: Option<String>,
+    pub(super) invoke: Option<String>,
+    pub(super) get_skill: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSource {
+    pub(super) name: Option<String>,
+    pub(super) command: Option<String>,
+    pub(super) args: Option<Vec<String>>,
+    pub(super) env: Option<BTreeMap<String, String>>,
+    pub(super) cwd: Option<String>,
+    pub(super) url: Option<String>,
+    pub(super) headers: Option<BTreeMap<String, String>>,
+    pub(super) context_headers: Option<BTreeMap<String, String>>,
+    pub(super) catalog: Option<String>,
+    pub(super) group: Option<String>,
+    pub(super) description: Option<String>,
+    pub(super) instructions: Option<Vec<String>>,
+    pub(super) presentation: Option<String>,
+}

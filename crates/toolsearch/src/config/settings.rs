@@ -1,0 +1,244 @@
+//! The engine's settings as plain data: the surface, the search method and its parameters,
+//! the page limits and the control names, with every problem they have.
+
+use super::search::BM25_FIELDS;
+use super::{
+    Bm25Params, EmbeddingSettings, HybridParams, MAX_RESULTS_RANGE, MAX_SEARCH_BYTES_RANGE,
+    SearchMethod, Surface,
+};
+use crate::catalog::name::is_valid_control_name;
+
+/// The names of every control (configurable under `[names]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ControlNames {
+    /// `discover_tools`.
+    pub discover: String,
+    /// `describe_tool`.
+    pub describe: String,
+    /// `call_tool`.
+    pub call: String,
+    /// `list_tools`.
+    pub list: String,
+    /// `list_tool_groups`.
+    pub list_groups: String,
+    /// `search_proxy_tools`.
+    pub search_proxy: String,
+    /// `call_proxy_tool`.
+    pub call_proxy: String,
+    /// `search_capabilities`.
+    pub search_capabilities: String,
+    /// `invoke_tool`.
+    pub invoke: String,
+    /// `get_skill_content`.
+    pub get_skill: String,
+}
+
+impl Default for ControlNames {
+    fn default() -> Self {
+        Self {
+            discover: "discover_tools".into(),
+            describe: "describe_tool".into(),
+            call: "call_tool".into(),
+            list: "list_tools".into(),
+            list_groups: "list_tool_groups".into(),
+            search_proxy: "search_proxy_tools".into(),
+            call_proxy: "call_proxy_tool".into(),
+            search_capabilities: "search_capabilities".into(),
+            invoke: "invoke_tool".into(),
+            get_skill: "get_skill_content".into(),
+        }
+    }
+}
+
+impl ControlNames {
+    /// `(config key, name)` of the controls a surface shows.
+    pub fn for_surface(&self, surface: Surface) -> Vec<(&'static str, &str)> {
+        match surface {
+            Surface::Toolsearch => vec![
+                ("discover", &self.discover),
+                ("describe", &self.describe),
+                ("call", &self.call),
+                ("list", &self.list),
+                ("list_groups", &self.list_groups),
+            ],
+            Surface::Toolproxy => vec![
+                ("search_proxy", &self.search_proxy),
+                ("call_proxy", &self.call_proxy),
+            ],
+            Surface::Capabilities => vec![
+                ("search_capabilities", &self.search_capabilities),
+                ("invoke", &self.invoke),
+                ("get_skill", &self.get_skill),
+            ],
+        }
+    }
+
+    /// Problems with the names a surface shows: pattern, and distinctness.
+    pub fn problems(&self, surface: Surface) -> Vec<String> {
+        let mut out = Vec::new();
+        let names = self.for_surface(surface);
+        for (i, (key, name)) in names.iter().enumerate() {
+            if !is_valid_control_name(name) {
+                out.push(format!(
+                    "names.{key}: {name:?} is not a valid control name ([A-Za-z_][A-Za-z0-9_-]{{0,63}})"
+                ));
+            }
+            if let Some((other, _)) = names[..i].iter().find(|(_, n)| n == name) {
+                out.push(format!(
+                    "names.{key}: {name:?} is also the name of names.{other}"
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Engine settings: surface, search method, limits and control names.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Settings {
+    /// The surface served.
+    pub surface: Surface,
+    /// The method `discover_tools` ranks with.
+    pub method: SearchMethod,
+    /// Largest page (1..=100, default 10).
+    pub max_results: usize,
+    /// Largest response in bytes of compact UTF-8 JSON (1024..=32768, default 32768).
+    pub max_search_bytes: usize,
+    /// Control names.
+    pub names: ControlNames,
+    /// BM25 parameters (`[search.bm25]`).
+    pub bm25: Bm25Params,
+    /// The embedding model and cache of `semantic` and `hybrid` (`[search.semantic]`).
+    pub semantic: EmbeddingSettings,
+    /// How `hybrid` fuses BM25 and semantic (`[search.hybrid]`).
+    pub hybrid: HybridParams,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            surface: Surface::Toolsearch,
+            method: SearchMethod::Keyword,
+            max_results: 10,
+            max_search_bytes: 32768,
+            names: ControlNames::default(),
+            bm25: Bm25Params::default(),
+            semantic: EmbeddingSettings::default(),
+            hybrid: HybridParams::default(),
+        }
+    }
+}
+
+impl Settings {
+    /// Sets `max_results`.
+    pub fn with_max_results(mut self, n: usize) -> Self {
+        self.max_results = n;
+        self
+    }
+
+    /// Sets `max_search_bytes`.
+    pub fn with_max_search_bytes(mut self, n: usize) -> Self {
+        self.max_search_bytes = n;
+        self
+    }
+
+    /// Sets the search method of `discover_tools` (and the other search controls).
+    pub fn with_method(mut self, method: SearchMethod) -> Self {
+        self.method = method;
+        self
+    }
+
+    /// Sets the BM25 parameters.
+    pub fn with_bm25(mut self, params: Bm25Params) -> Self {
+        self.bm25 = params;
+        self
+    }
+
+    /// Sets the surface.
+    pub fn with_surface(mut self, surface: Surface) -> Self {
+        self.surface = surface;
+        self
+    }
+
+    /// Sets the control names.
+    pub fn with_names(mut self, names: ControlNames) -> Self {
+        self.names = names;
+        self
+    }
+
+    /// Every problem with these settings.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if !MAX_RESULTS_RANGE.contains(&self.max_results) {
+            out.push(format!(
+                "search.max_results: {} is outside {}..={}",
+                self.max_results,
+                MAX_RESULTS_RANGE.start(),
+                MAX_RESULTS_RANGE.end()
+            ));
+        }
+        if !MAX_SEARCH_BYTES_RANGE.contains(&self.max_search_bytes) {
+            out.push(format!(
+                "search.max_search_bytes: {} is outside {}..={}",
+                self.max_search_bytes,
+                MAX_SEARCH_BYTES_RANGE.start(),
+                MAX_SEARCH_BYTES_RANGE.end()
+            ));
+        }
+        let p = &self.bm25;
+        if !(p.k1.is_finite() && (0.0..=10.0).contains(&p.k1)) {
+            out.push(format!("search.bm25.k1: {} is outside 0..=10", p.k1));
+        }
+        for ((w, b), f) in p.weights.iter().zip(&p.b).zip(BM25_FIELDS) {
+            if !(w.is_finite() && (0.0..=100.0).contains(w)) {
+                out.push(format!("search.bm25.{f}: {w} is outside 0..=100"));
+            }
+            if !(b.is_finite() && (0.0..=1.0).contains(b)) {
+                out.push(format!("search.bm25.b_{f}: {b} is outside 0..=1"));
+            }
+        }
+        if let Some(n) = self.semantic.max_tokens
+            && !(8..=8192).contains(&n)
+        {
+            out.push(format!(
+                "search.semantic.max_tokens: {n} is outside 8..=8192"
+            ));
+        }
+        if let Some(m) = self.semantic.min_similarity
+            && !(m.is_finite() && (-1.0..=1.0).contains(&m))
+        {
+            out.push(format!(
+                "search.semantic.min_similarity: {m} is outside -1..=1"
+            ));
+        }
+        let h = &self.hybrid;
+        if !(h.semantic_weight.is_finite() && (0.0..=1.0).contains(&h.semantic_weight)) {
+            out.push(format!(
+                "search.hybrid.semantic_weight: {} is outside 0..=1",
+                h.semantic_weight
+            ));
+        }
+        if !(h.rrf_k.is_finite() && (0.0..=1000.0).contains(&h.rrf_k)) {
+            out.push(format!(
+                "search.hybrid.rrf_k: {} is outside 0..=1000",
+                h.rrf_k
+            ));
+        }
+        if !(h.confidence_scale.is_finite() && h.confidence_scale > 0.0) {
+            out.push(format!(
+                "search.hybrid.confidence_scale: {} is not a positive number",
+                h.confidence_scale
+            ));
+        }
+        if !(h.confidence_slope.is_finite() && (0.0..=100.0).contains(&h.confidence_slope)) {
+            out.push(format!(
+                "search.hybrid.confidence_slope: {} is outside 0..=100",
+                h.confidence_slope
+            ));
+        }
+        out.extend(self.names.problems(self.surface));
+        out
+    }
+}

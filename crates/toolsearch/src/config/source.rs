@@ -1,0 +1,276 @@
+//! One `[[source]]`: where its tools come from (a stdio or HTTP MCP server, or a catalog
+//! file), its group and presentation, validated with every problem reported by its path.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::raw::RawSource;
+use crate::catalog::name::{group_description_problem, group_name_problem};
+
+/// Where a source's tools come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SourceKind {
+    /// An MCP server run as a child process over stdio.
+    Stdio {
+        /// Program.
+        command: String,
+        /// Arguments.
+        args: Vec<String>,
+        /// Extra environment (values may hold `${env:NAME}`).
+        env: BTreeMap<String, String>,
+        /// Working directory.
+        cwd: Option<PathBuf>,
+    },
+    /// An MCP server over streamable HTTP.
+    Http {
+        /// Endpoint.
+        url: String,
+        /// Static headers (values may hold `${env:NAME}`).
+        headers: BTreeMap<String, String>,
+        /// Per-session headers: header name → context path (`run.id`, `identity.tenant_id`).
+        context_headers: BTreeMap<String, String>,
+    },
+    /// A static catalog file.
+    Catalog {
+        /// Path (resolved against the config's folder).
+        path: PathBuf,
+    },
+}
+
+/// One validated `[[source]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SourceConfig {
+    /// Unique name.
+    pub name: String,
+    /// Where its tools come from.
+    pub kind: SourceKind,
+    /// Group name and description (`None` for direct sources and for catalogs that keep their
+    /// own groups).
+    pub group: Option<(String, String)>,
+    /// Presented direct instead of behind the controls.
+    pub direct: bool,
+    /// The source's guidance.
+    pub instructions: Vec<String>,
+}
+
+pub(super) fn validate_source(
+    at: &str,
+    s: RawSource,
+    base: &Path,
+    seen: &mut Vec<String>,
+    problems: &mut Vec<String>,
+) -> Option<SourceConfig> {
+    let before = problems.len();
+    let name = match s.name {
+        Some(n) if !n.trim().is_empty() => n,
+        _ => {
+            problems.push(format!("{at}.name: missing or empty"));
+            String::new()
+        }
+    };
+    let at = if name.is_empty() {
+        at.to_owned()
+    } else {
+        format!("{at} ({name:?})")
+    };
+    if !name.is_empty() {
+        if seen.contains(&name) {
+            problems.push(format!("{at}.name: used by an earlier source"));
+        }
+        seen.push(name.clone());
+    }
+    let direct = match s.presentation.as_deref() {
+        None | Some("proxy") => false,
+        Some("direct") => true,
+        Some(other) => {
+            problems.push(format!(
+                "{at}.presentation: {other:?} is not one of proxy, direct"
+            ));
+            false
+        }
+    };
+    let kinds = [s.command.is_some(), s.url.is_some(), s.catalog.is_some()];
+    let is_catalog = s.catalog.is_some();
+    let mismatch = |key: &str, present: bool, problems: &mut Vec<String>, allowed: &str| {
+        if present {
+            problems.push(format!("{at}.{key}: only allowed with {allowed}"));
+        }
+    };
+    let kind = match kinds.iter().filter(|k| **k).count() {
+        1 => {
+            if let Some(command) = s.command {
+                mismatch("headers", s.headers.is_some(), problems, "url");
+                mismatch(
+                    "context_headers",
+                    s.context_headers.is_some(),
+                    problems,
+                    "url",
+                );
+                if command.trim().is_empty() {
+                    problems.push(format!("{at}.command: empty"));
+                }
+                Some(SourceKind::Stdio {
+                    command,
+                    args: s.args.unwrap_or_default(),
+                    env: s.env.unwrap_or_default(),
+                    cwd: s.cwd.map(|c| base.join(c)),
+                })
+            } else if let Some(url) = s.url {
+                for (key, present) in [
+                    ("args", s.args.is_some()),
+                    ("env", s.env.is_some()),
+                    ("cwd", s.cwd.is_some()),
+                ] {
+                    mismatch(key, present, problems, "command");
+                }
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    problems.push(format!(
+                        "{at}.url: {url:?} must start with http:// or https://"
+                    ));
+                }
+                let headers = s.headers.unwrap_or_default();
+                let context_headers = s.context_headers.unwrap_or_default();
+                let mut lower: Vec<String> = Vec::new();
+                for h in headers.keys().chain(context_headers.keys()) {
+                    let l = h.to_ascii_lowercase();
+                    if lower.contains(&l) {
+                        problems.push(format!(
+                            "{at}.headers: {h:?} is given twice (header names ignore case)"
+                        ));
+                    }
+                    if h.is_empty()
+                        || !h
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+                    {
+                        problems.push(format!("{at}.headers: {h:?} is not a valid header name"));
+                    }
+                    lower.push(l);
+                }
+                for (h, path) in &context_headers {
+                    if !is_context_path(path) {
+                        problems.push(format!(
+                            "{at}.context_headers.{h}: {path:?} is not a context path such as \"run.id\" or \"identity.tenant_id\""
+                        ));
+                    }
+                }
+                Some(SourceKind::Http {
+                    url,
+                    headers,
+                    context_headers,
+                })
+            } else {
+                for (key, present) in [
+                    ("args", s.args.is_some()),
+                    ("env", s.env.is_some()),
+                    ("cwd", s.cwd.is_some()),
+                    ("headers", s.headers.is_some()),
+                    ("context_headers", s.context_headers.is_some()),
+                ] {
+                    mismatch(key, present, problems, "command or url");
+                }
+                s.catalog
+                    .map(|c| SourceKind::Catalog { path: base.join(c) })
+            }
+        }
+        0 => {
+            problems.push(format!("{at}: needs one of command, url or catalog"));
+            None
+        }
+        _ => {
+            problems.push(format!("{at}: give only one of command, url or catalog"));
+            None
+        }
+    };
+    if let Some(SourceKind::Stdio { env, .. }) = &kind {
+        for (k, v) in env {
+            check_placeholders(&format!("{at}.env.{k}"), v, problems);
+        }
+    }
+    if let Some(SourceKind::Http { headers, .. }) = &kind {
+        for (k, v) in headers {
+            check_placeholders(&format!("{at}.headers.{k}"), v, problems);
+        }
+    }
+    let group = match (s.group, s.description) {
+        (Some(g), Some(d)) => {
+            if direct {
+                problems.push(format!("{at}.group: a direct source has no group"));
+            }
+            for p in [group_name_problem(&g), group_description_problem(&d)]
+                .into_iter()
+                .flatten()
+            {
+                problems.push(format!("{at}.group: {p}"));
+            }
+            Some((g, d))
+        }
+        (None, None) => {
+            if !direct && !is_catalog {
+                problems.push(format!(
+                    "{at}: a proxied source needs group and description"
+                ));
+            }
+            None
+        }
+        (Some(_), None) => {
+            problems.push(format!(
+                "{at}.description: missing (a group needs a description)"
+            ));
+            None
+        }
+        (None, Some(_)) => {
+            problems.push(format!(
+                "{at}.group: missing (a description belongs to a group)"
+            ));
+            None
+        }
+    };
+    if problems.len() != before {
+        return None;
+    }
+    Some(SourceConfig {
+        name,
+        kind: kind?,
+        group,
+        direct,
+        instructions: s.instructions.unwrap_or_default(),
+    })
+}
+
+fn is_context_path(path: &str) -> bool {
+    !path.is_empty()
+        && path.split('.').all(|seg| {
+            !seg.is_empty()
+                && seg
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        })
+}
+
+/// Checks that every `${...}` in a value is a well-formed `${env:NAME}`.
+fn check_placeholders(at: &str, value: &str, problems: &mut Vec<String>) {
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            problems.push(format!("{at}: unclosed \"${{\""));
+            return;
+        };
+        let inner = &after[..end];
+        let ok = inner.strip_prefix("env:").is_some_and(|name| {
+            let mut b = name.bytes();
+            b.next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+                && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        });
+        if !ok {
+            problems.push(format!(
+                "{at}: \"${{{inner}}}\" is not a secret reference; write ${{env:NAME}}"
+            ));
+        }
+        rest = &after[end + 1..];
+    }
+}

@@ -1,0 +1,176 @@
+//! Per-query accumulation: each keyword's hits added column-wise to per-bucket counters, the
+//! candidates cut by a coverage threshold, and ranks packed into a `u128` for selection.
+
+use std::ops::Range;
+
+use super::KeywordIndex;
+use super::hits::KeywordHits;
+use crate::catalog::ToolId;
+use crate::search::BUCKETS;
+use crate::search::keyword::Rank;
+
+/// Per-query accumulators, reused across queries (all zero between queries).
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    pub(super) coverage: Vec<u16>,
+    pub(super) counts: Vec<Vec<u16>>,
+    pub(super) touched: Vec<ToolId>,
+    pub(super) exact: Vec<ToolId>,
+    pub(super) best: Vec<u8>,
+    pub(super) best_touched: Vec<ToolId>,
+}
+
+/// No bucket: the keyword does not hit the tool.
+pub(super) const NONE: u8 = u8::MAX;
+
+impl KeywordIndex {
+    pub(super) fn take_scratch(&self) -> Scratch {
+        let pooled = match self.scratch.lock() {
+            Ok(mut pool) => pool.pop(),
+            Err(_) => None,
+        };
+        pooled.unwrap_or_else(|| Scratch {
+            coverage: vec![0; self.tool_count],
+            counts: vec![vec![0; self.tool_count]; BUCKETS],
+            best: vec![NONE; self.tool_count],
+            ..Scratch::default()
+        })
+    }
+
+    pub(super) fn give_back(&self, s: Scratch) {
+        if let Ok(mut pool) = self.scratch.lock() {
+            pool.push(s);
+        }
+    }
+}
+
+/// Adds one keyword's hits in `scope` to the accumulators; returns whether it was dense.
+pub(super) fn apply(hits: &KeywordHits, scope: &Range<ToolId>, s: &mut Scratch) -> bool {
+    let (lo, hi) = (scope.start as usize, scope.end as usize);
+    match hits {
+        KeywordHits::Sparse(tools, buckets) => {
+            let from = tools.partition_point(|&t| t < scope.start);
+            let to = tools.partition_point(|&t| t < scope.end);
+            for (&t, &b) in tools[from..to].iter().zip(&buckets[from..to]) {
+                let c = &mut s.coverage[t as usize];
+                if *c == 0 {
+                    s.touched.push(t);
+                }
+                *c += 1;
+                s.counts[b as usize][t as usize] += 1;
+            }
+            false
+        }
+        KeywordHits::Dense(best) => {
+            let best = &best[lo..hi];
+            for (c, &b) in s.coverage[lo..hi].iter_mut().zip(best) {
+                *c += u16::from(b != NONE);
+            }
+            for (bucket, counts) in s.counts.iter_mut().enumerate() {
+                let bucket = bucket as u8;
+                for (c, &b) in counts[lo..hi].iter_mut().zip(best) {
+                    *c += u16::from(b == bucket);
+                }
+            }
+            true
+        }
+    }
+}
+
+fn packed_key(s: &Scratch, t: usize, exact: bool) -> u128 {
+    let mut key = (u128::from(exact) << 121) | (u128::from(s.coverage[t]) << 110);
+    for (b, counts) in s.counts.iter().enumerate() {
+        key |= u128::from(counts[t]) << (11 * (9 - b));
+    }
+    key
+}
+
+/// Counts every match and returns at least the best `need` as (packed rank, tool), leaving the
+/// accumulators zeroed. Only tools whose coverage can place them among the best `need` have
+/// their full rank gathered: coverage is the first criterion after exactness, so the cut is a
+/// coverage threshold found from a histogram.
+pub(super) fn collect(
+    s: &mut Scratch,
+    scope: &Range<ToolId>,
+    dense_seen: bool,
+    need: usize,
+) -> (Vec<(u128, ToolId)>, usize) {
+    let (lo, hi) = (scope.start as usize, scope.end as usize);
+    s.exact.sort_unstable();
+    let exact = std::mem::take(&mut s.exact);
+    let mut out = Vec::new();
+    let total;
+    if dense_seen {
+        let mut hist: Vec<usize> = Vec::new();
+        for &c in &s.coverage[lo..hi] {
+            let c = c as usize;
+            if c >= hist.len() {
+                hist.resize(c + 1, 0);
+            }
+            hist[c] += 1;
+        }
+        // Exact tools are candidates anyway: count them apart from the histogram.
+        if hist.is_empty() {
+            hist.push(0);
+        }
+        for &t in &exact {
+            hist[s.coverage[t as usize] as usize] -= 1;
+        }
+        total = (hi - lo) - hist[0];
+        // Lowest coverage that still yields `need` candidates (exact tools always qualify).
+        let mut threshold = hist.len();
+        let mut have = exact.len();
+        while threshold > 1 && have < need {
+            threshold -= 1;
+            have += hist[threshold];
+        }
+        let threshold = threshold.max(1) as u16;
+        for t in lo..hi {
+            if s.coverage[t] >= threshold && exact.binary_search(&(t as ToolId)).is_err() {
+                out.push((packed_key(s, t, false), t as ToolId));
+            }
+        }
+        for &t in &exact {
+            out.push((packed_key(s, t as usize, true), t));
+        }
+        s.coverage[lo..hi].fill(0);
+        for counts in &mut s.counts {
+            counts[lo..hi].fill(0);
+        }
+        s.touched.clear();
+    } else {
+        for &t in &s.touched {
+            let is_exact = exact.binary_search(&t).is_ok();
+            out.push((packed_key(s, t as usize, is_exact), t));
+        }
+        for &t in &exact {
+            if s.coverage[t as usize] == 0 {
+                out.push((packed_key(s, t as usize, true), t));
+            }
+        }
+        for &t in &s.touched {
+            s.coverage[t as usize] = 0;
+            for counts in &mut s.counts {
+                counts[t as usize] = 0;
+            }
+        }
+        s.touched.clear();
+        total = out.len();
+    }
+    s.exact = exact;
+    s.exact.clear();
+    (out, total)
+}
+
+pub(super) fn unpack(key: u128) -> Rank {
+    let field = |shift: u32| ((key >> shift) & 0x7ff) as u16;
+    let mut buckets = [0; BUCKETS];
+    for (b, v) in buckets.iter_mut().enumerate() {
+        *v = field(11 * (9 - b as u32));
+    }
+    Rank {
+        exact: (key >> 121) & 1 == 1,
+        coverage: field(110),
+        buckets,
+    }
+}

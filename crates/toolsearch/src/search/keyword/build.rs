@@ -1,0 +1,301 @@
+//! Building the keyword index: each run of tools tokenized on its own thread with its own
+//! vocabularies, the vocabularies merged, posting lists laid out by a counting sort, and the
+//! suffix array over the distinct tokens.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::{Mutex, RwLock};
+
+use rustc_hash::FxHashMap;
+
+use super::KeywordIndex;
+use super::hits::HitCache;
+use crate::catalog::ToolId;
+use crate::search::corpus::{Corpus, Doc};
+use crate::text::{fold, for_each_folded_run, for_each_word};
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Posting {
+    pub(super) tool: ToolId,
+    pub(super) fields: u8,
+}
+
+/// Posting lists of many ids in one flat array (compressed sparse rows).
+#[derive(Debug, Default)]
+pub(super) struct Postings {
+    pub(super) offsets: Vec<u32>,
+    items: Vec<Posting>,
+}
+
+impl Postings {
+    pub(super) fn get(&self, id: u32) -> &[Posting] {
+        let id = id as usize;
+        &self.items[self.offsets[id] as usize..self.offsets[id + 1] as usize]
+    }
+}
+
+/// One part's `(id, posting)` pairs, with the map renumbering its ids (`None`: already global).
+type PartPairs<'a> = (&'a [(u32, Posting)], Option<&'a [u32]>);
+
+/// Cache budget, in multiples of the tool count (bytes): room for this many dense keywords.
+const CACHE_DENSE_KEYWORDS: usize = 256;
+
+/// Calls `f(field, text)` for every searchable text of a document.
+pub(crate) fn for_each_field<'a>(doc: &Doc<'a>, group: &'a str, mut f: impl FnMut(usize, &'a str)) {
+    f(0, doc.name);
+    f(1, doc.description);
+    f(2, group);
+    for p in doc.param_names() {
+        f(3, p);
+    }
+    for d in doc.param_descriptions() {
+        f(4, d);
+    }
+}
+
+/// The index material of a contiguous run of tools, with its own vocabularies (local ids).
+#[derive(Default)]
+struct Partial {
+    words: FxHashMap<Box<str>, u32>,
+    word_pairs: Vec<(u32, Posting)>,
+    tokens: FxHashMap<Box<str>, u32>,
+    token_pairs: Vec<(u32, Posting)>,
+    /// Distinct characters of each token (char ids).
+    token_chars: Vec<Vec<u32>>,
+    chars: FxHashMap<char, u32>,
+    char_pairs: Vec<(u32, Posting)>,
+    exact: Vec<(String, ToolId)>,
+}
+
+fn intern(map: &mut FxHashMap<Box<str>, u32>, s: &str) -> (u32, bool) {
+    if let Some(&id) = map.get(s) {
+        return (id, false);
+    }
+    let id = map.len() as u32;
+    map.insert(s.into(), id);
+    (id, true)
+}
+
+fn intern_char(map: &mut FxHashMap<char, u32>, c: char) -> u32 {
+    let next = map.len() as u32;
+    *map.entry(c).or_insert(next)
+}
+
+/// Ids of a map's keys, as a vector indexed by id.
+fn by_id<K: Clone>(map: &FxHashMap<K, u32>) -> Vec<K> {
+    let mut v: Vec<(&K, u32)> = map.iter().map(|(k, &id)| (k, id)).collect();
+    v.sort_unstable_by_key(|&(_, id)| id);
+    v.into_iter().map(|(k, _)| k.clone()).collect()
+}
+
+/// Adds one occurrence of `id` in field `bit` of tool `tool`: a new pair the first time the
+/// tool meets `id`, else the bit joins that pair. `slots[id]` remembers (tool + 1, pair index).
+fn occur(
+    slots: &mut Vec<(u32, u32)>,
+    pairs: &mut Vec<(u32, Posting)>,
+    id: u32,
+    tool: ToolId,
+    bit: u8,
+) {
+    let i = id as usize;
+    if i >= slots.len() {
+        slots.resize(i + 1, (0, 0));
+    }
+    let slot = &mut slots[i];
+    if slot.0 == tool + 1 {
+        pairs[slot.1 as usize].1.fields |= bit;
+    } else {
+        *slot = (tool + 1, pairs.len() as u32);
+        pairs.push((id, Posting { tool, fields: bit }));
+    }
+}
+
+impl Partial {
+    /// Tokenizes the documents `ids` of `corpus`.
+    fn build(corpus: &(impl Corpus + ?Sized), ids: Range<usize>) -> Self {
+        let mut b = Self::default();
+        let (mut word_slots, mut token_slots, mut char_slots) =
+            (Vec::new(), Vec::new(), Vec::new());
+        for id in ids {
+            let id = id as ToolId;
+            let tool = corpus.doc(id);
+            let group = corpus.group_name(tool.group);
+            let lname = fold(tool.name);
+            let lcanon = fold(tool.canonical);
+            if lcanon != lname {
+                b.exact.push((lcanon, id));
+            }
+            b.exact.push((lname, id));
+            let tokens_from = b.token_pairs.len();
+            for_each_field(&tool, group, |field, text| {
+                let bit = 1u8 << field;
+                for_each_word(text, |w| {
+                    let w = intern(&mut b.words, w).0;
+                    occur(&mut word_slots, &mut b.word_pairs, w, id, bit);
+                });
+                for_each_folded_run(text, |run| {
+                    let (t, new) = intern(&mut b.tokens, run);
+                    if new {
+                        let mut cs: Vec<u32> =
+                            run.chars().map(|c| intern_char(&mut b.chars, c)).collect();
+                        cs.sort_unstable();
+                        cs.dedup();
+                        b.token_chars.push(cs);
+                    }
+                    occur(&mut token_slots, &mut b.token_pairs, t, id, bit);
+                });
+            });
+            // A tool's characters are those of its distinct tokens, with the tokens' fields.
+            for k in tokens_from..b.token_pairs.len() {
+                let (t, p) = b.token_pairs[k];
+                for &c in &b.token_chars[t as usize] {
+                    occur(&mut char_slots, &mut b.char_pairs, c, id, p.fields);
+                }
+            }
+        }
+        b
+    }
+
+    /// Renumbers `next`'s vocabularies (whose tools all come after this one's) into this
+    /// one's, returning the maps for words, tokens and characters.
+    fn absorb_vocabulary(&mut self, next: &Partial) -> [Vec<u32>; 3] {
+        let char_map: Vec<u32> = by_id(&next.chars)
+            .into_iter()
+            .map(|c| intern_char(&mut self.chars, c))
+            .collect();
+        let word_map: Vec<u32> = by_id(&next.words)
+            .iter()
+            .map(|w| intern(&mut self.words, w).0)
+            .collect();
+        let mut token_map = Vec::with_capacity(next.tokens.len());
+        for (local, t) in by_id(&next.tokens).iter().enumerate() {
+            let (id, new) = intern(&mut self.tokens, t);
+            if new {
+                self.token_chars.push(
+                    next.token_chars[local]
+                        .iter()
+                        .map(|&c| char_map[c as usize])
+                        .collect(),
+                );
+            }
+            token_map.push(id);
+        }
+        [word_map, token_map, char_map]
+    }
+}
+
+/// Posting lists from several parts' pairs (in tool order), each renumbered by its map
+/// (`None`: ids are already global). A stable counting sort by id.
+fn postings_from_parts(ids: usize, parts: &[PartPairs<'_>]) -> Postings {
+    let global = |map: Option<&[u32]>, id: u32| map.map_or(id, |m| m[id as usize]) as usize;
+    let mut offsets = vec![0u32; ids + 1];
+    let mut len = 0;
+    for (pairs, map) in parts {
+        len += pairs.len();
+        for &(id, _) in *pairs {
+            offsets[global(*map, id) + 1] += 1;
+        }
+    }
+    for i in 0..ids {
+        offsets[i + 1] += offsets[i];
+    }
+    let mut next = offsets.clone();
+    let mut items = vec![Posting { tool: 0, fields: 0 }; len];
+    for (pairs, map) in parts {
+        for &(id, p) in *pairs {
+            let slot = &mut next[global(*map, id)];
+            items[*slot as usize] = p;
+            *slot += 1;
+        }
+    }
+    Postings { offsets, items }
+}
+
+impl KeywordIndex {
+    /// Builds the index over `corpus` (a directory's tools are sorted by canonical name).
+    pub fn build(corpus: &(impl Corpus + ?Sized)) -> Self {
+        let mut parts =
+            crate::parallel::map_ranges(corpus.len(), |ids| Partial::build(corpus, ids));
+        let mut b = if parts.is_empty() {
+            Partial::default()
+        } else {
+            parts.remove(0)
+        };
+        let maps: Vec<[Vec<u32>; 3]> = parts.iter().map(|p| b.absorb_vocabulary(p)).collect();
+        let lists = |pick: fn(&Partial) -> &[(u32, Posting)], kind: usize| {
+            let mut v: Vec<PartPairs<'_>> = vec![(pick(&b), None)];
+            v.extend(
+                parts
+                    .iter()
+                    .zip(&maps)
+                    .map(|(p, m)| (pick(p), Some(m[kind].as_slice()))),
+            );
+            v
+        };
+        let (words, tokens, chars) = (b.words.len(), b.tokens.len(), b.chars.len());
+        let (word_lists, token_lists, char_lists) = (
+            lists(|p| &p.word_pairs, 0),
+            lists(|p| &p.token_pairs, 1),
+            lists(|p| &p.char_pairs, 2),
+        );
+        let (word_postings, token_postings, char_postings) = std::thread::scope(|scope| {
+            let w = scope.spawn(|| postings_from_parts(words, &word_lists));
+            let t = scope.spawn(|| postings_from_parts(tokens, &token_lists));
+            let c = postings_from_parts(chars, &char_lists);
+            let join = |h: std::thread::ScopedJoinHandle<'_, Postings>| match h.join() {
+                Ok(v) => v,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            (join(w), join(t), c)
+        });
+        let mut exact: FxHashMap<String, Vec<ToolId>> = FxHashMap::default();
+        for (key, id) in std::mem::take(&mut b.exact)
+            .into_iter()
+            .chain(parts.iter_mut().flat_map(|p| std::mem::take(&mut p.exact)))
+        {
+            exact.entry(key).or_default().push(id);
+        }
+        drop(parts);
+        drop((b.word_pairs, b.token_pairs, b.char_pairs, b.token_chars));
+
+        // Token text and its suffix array (suffixes start at char boundaries only: a keyword
+        // starts with a UTF-8 leading byte, which never matches inside a character).
+        let mut by_id: Vec<(&str, u32)> = b.tokens.iter().map(|(s, &id)| (&**s, id)).collect();
+        by_id.sort_unstable_by_key(|&(_, id)| id);
+        let mut token_text = Vec::new();
+        let mut suffixes = Vec::new();
+        for (s, id) in by_id {
+            let start = token_text.len() as u32;
+            for (off, _) in s.char_indices() {
+                suffixes.push((start + off as u32, id));
+            }
+            token_text.extend_from_slice(s.as_bytes());
+            token_text.push(0);
+        }
+        suffixes.sort_unstable_by(|a, b| suffix(&token_text, a.0).cmp(suffix(&token_text, b.0)));
+
+        Self {
+            tool_count: corpus.len(),
+            exact,
+            words: b.words,
+            word_postings,
+            token_postings,
+            token_text,
+            suffixes,
+            chars: b.chars,
+            char_postings,
+            cache: HitCache {
+                map: RwLock::new((HashMap::new(), 0)),
+                budget: CACHE_DENSE_KEYWORDS * corpus.len().max(64),
+            },
+            scratch: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+/// The suffix of `text` at `pos`, up to (not including) the token's terminating 0 byte.
+pub(super) fn suffix(text: &[u8], pos: u32) -> &[u8] {
+    let rest = &text[pos as usize..];
+    let end = memchr::memchr(0, rest).unwrap_or(rest.len());
+    &rest[..end]
+}

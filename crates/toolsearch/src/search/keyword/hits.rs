@@ -1,0 +1,140 @@
+//! One keyword's hits: its whole-word and substring postings merged into the best bucket per
+//! tool, kept sparse or as a byte per tool, and cached per snapshot within a byte budget.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use super::accumulate::{NONE, Scratch};
+use super::build::{Posting, suffix};
+use super::{ALL_FIELDS, KeywordIndex};
+use crate::catalog::ToolId;
+use crate::search::FIELDS;
+
+/// Every tool one keyword hits, with its best bucket.
+#[derive(Debug)]
+pub(super) enum KeywordHits {
+    /// Hit tools in ascending order, with their buckets.
+    Sparse(Vec<ToolId>, Vec<u8>),
+    /// One byte per tool: its bucket, or [`NONE`].
+    Dense(Vec<u8>),
+}
+
+impl KeywordHits {
+    fn bytes(&self) -> usize {
+        match self {
+            Self::Sparse(t, _) => t.len() * 5,
+            Self::Dense(d) => d.len(),
+        }
+    }
+}
+
+type CacheMap = HashMap<Box<str>, Arc<KeywordHits>>;
+
+/// Merged hits of recent keywords, bounded in bytes; emptied when full. Keyed by query text,
+/// so it uses the standard (DoS-resistant) hasher.
+#[derive(Debug)]
+pub(super) struct HitCache {
+    /// Keyword → hits, and the bytes they hold.
+    pub(super) map: RwLock<(CacheMap, usize)>,
+    pub(super) budget: usize,
+}
+
+/// A keyword hitting more than 1/DENSE_DIVISOR of the tools is kept as a byte per tool.
+const DENSE_DIVISOR: usize = 16;
+
+impl KeywordIndex {
+    /// The merged hits of one keyword, from the cache or merged now (and cached).
+    pub(super) fn hits(&self, kw: &str, fields: u8, s: &mut Scratch) -> Arc<KeywordHits> {
+        // Keywords are letters and digits only, so a control-character prefix cannot clash.
+        let restricted;
+        let key = if fields == ALL_FIELDS {
+            kw
+        } else {
+            restricted = format!("\u{0}{}{kw}", char::from(b'a' + fields));
+            &restricted
+        };
+        if let Ok(guard) = self.cache.map.read()
+            && let Some(h) = guard.0.get(key)
+        {
+            return h.clone();
+        }
+        let hits = Arc::new(self.merge_hits(kw, fields, s));
+        if let Ok(mut guard) = self.cache.map.write() {
+            let (map, used) = &mut *guard;
+            if *used + hits.bytes() > self.cache.budget {
+                map.clear();
+                *used = 0;
+            }
+            *used += hits.bytes();
+            map.insert(key.into(), hits.clone());
+        }
+        hits
+    }
+
+    /// Merges a keyword's whole-word and substring postings into its best bucket per tool.
+    fn merge_hits(&self, kw: &str, fields: u8, s: &mut Scratch) -> KeywordHits {
+        let Scratch {
+            best,
+            best_touched: touched,
+            ..
+        } = s;
+        let mut hit = |postings: &[Posting], tier: u8| {
+            for p in postings {
+                let in_fields = p.fields & fields;
+                if in_fields == 0 {
+                    continue;
+                }
+                let bucket = tier + in_fields.trailing_zeros() as u8;
+                let slot = &mut best[p.tool as usize];
+                if *slot == NONE {
+                    touched.push(p.tool);
+                    *slot = bucket;
+                } else if bucket < *slot {
+                    *slot = bucket;
+                }
+            }
+        };
+        if let Some(&w) = self.words.get(kw) {
+            hit(self.word_postings.get(w), 0);
+        }
+        let substring_tier = FIELDS.len() as u8;
+        let mut chars = kw.chars();
+        if let (Some(c), None) = (chars.next(), chars.next()) {
+            if let Some(&c) = self.chars.get(&c) {
+                hit(self.char_postings.get(c), substring_tier);
+            }
+        } else {
+            for &(_, token) in self.suffix_range(kw.as_bytes()) {
+                hit(self.token_postings.get(token), substring_tier);
+            }
+        }
+        let out = if touched.len() * DENSE_DIVISOR > self.tool_count {
+            let dense = best.clone();
+            for &t in touched.iter() {
+                best[t as usize] = NONE;
+            }
+            KeywordHits::Dense(dense)
+        } else {
+            touched.sort_unstable();
+            let buckets = touched
+                .iter()
+                .map(|&t| std::mem::replace(&mut best[t as usize], NONE))
+                .collect();
+            KeywordHits::Sparse(touched.clone(), buckets)
+        };
+        touched.clear();
+        out
+    }
+
+    /// The suffix-array entries whose suffix starts with `needle`.
+    fn suffix_range(&self, needle: &[u8]) -> &[(u32, u32)] {
+        let text = &self.token_text;
+        let prefix = |pos: u32| {
+            let s = suffix(text, pos);
+            &s[..s.len().min(needle.len())]
+        };
+        let lo = self.suffixes.partition_point(|&(p, _)| prefix(p) < needle);
+        let hi = lo + self.suffixes[lo..].partition_point(|&(p, _)| prefix(p) == needle);
+        &self.suffixes[lo..hi]
+    }
+}
