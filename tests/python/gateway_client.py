@@ -24,6 +24,8 @@ import mcp
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from checks import Checks, connected, payload
+
 CONTROLS = ["discover_tools", "describe_tool", "call_tool", "list_tools", "list_tool_groups"]
 
 
@@ -33,35 +35,6 @@ def field(obj, name):
         return getattr(obj, name)
     head, *rest = name.split("_")
     return getattr(obj, head + "".join(w.capitalize() for w in rest))
-
-
-def payload(result):
-    text = result.content[0].text
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-class Checks:
-    def __init__(self):
-        self.passed = 0
-
-    def __call__(self, condition, what, detail):
-        if not condition:
-            print(f"FAILED: {what}: {detail}", file=sys.stderr)
-            raise SystemExit(1)
-        self.passed += 1
-
-
-async def connected(session):
-    """Upstreams connect after the gateway answers: wait until no group is still connecting."""
-    for _ in range(600):
-        groups = payload(await session.call_tool("list_tool_groups", {}))
-        if all("unavailable" not in g for g in groups["groups"]):
-            return
-        await asyncio.sleep(0.05)
-    raise SystemExit(f"FAILED: sources never connected: {groups}")
 
 
 async def controls(session, check, notes, server_info, instructions):

@@ -59,7 +59,10 @@ pub fn run(a: ControlArgs) -> anyhow::Result<ExitCode> {
     let label = a.catalog.display().to_string();
     let sources = load_catalog_file(&a.catalog)?.into_sources(&label, false);
     let semantic = toolsearch_embed::semantic_search(&settings, settings.method)?;
-    let mut builder = Engine::builder().settings(settings).sources(sources);
+    let mut builder = Engine::builder()
+        .settings(settings)
+        .sources(sources)
+        .code_runner(crate::wiring::code_runner());
     if let Some(sem) = semantic {
         builder = builder.semantic(sem);
     }

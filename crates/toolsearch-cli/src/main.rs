@@ -12,9 +12,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 /// Building a large catalog makes millions of small allocations; mimalloc does them markedly
-/// faster than the system allocator (see BENCHMARKS.md).
+/// faster than the system allocator (see BENCHMARKS.md). Wrapped so that what a CodeAct
+/// program allocates counts against its memory limit.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: toolsearch_codeact::SandboxAllocator<mimalloc::MiMalloc> =
+    toolsearch_codeact::SandboxAllocator(mimalloc::MiMalloc);
 
 /// Tool search for LLM agents: one catalog behind a few control tools.
 #[derive(Debug, Parser)]

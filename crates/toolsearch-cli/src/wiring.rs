@@ -1,12 +1,14 @@
 //! What the binary wires into the gateway beside its config: the embedder and cache of
 //! `semantic` and `hybrid` search (`toolsearch-embed`), and the skills catalog of the
-//! `capabilities` surface.
+//! `capabilities` surface, and the runner of CodeAct programs (`toolsearch-codeact`).
 
 use std::sync::Arc;
 
 use anyhow::Context;
+use toolsearch::codeact::CodeRunner;
 use toolsearch::config::Config;
 use toolsearch::skills::Skills;
+use toolsearch_codeact::MontyRunner;
 use toolsearch_mcp::gateway::GatewayOptions;
 
 /// Everything `config` needs loaded for the gateway; the embedding model loads off the async
@@ -20,7 +22,14 @@ pub async fn gateway_options(config: &Config) -> anyhow::Result<GatewayOptions> 
     .context("loading the embedding model")??;
     Ok(GatewayOptions::default()
         .with_semantic(semantic)
-        .with_skills(skills(config)?))
+        .with_skills(skills(config)?)
+        .with_code_runner(Some(code_runner())))
+}
+
+/// What runs CodeAct programs: monty, in this process (its memory is counted by the
+/// binary's global allocator, `SandboxAllocator`).
+pub fn code_runner() -> Arc<dyn CodeRunner> {
+    Arc::new(MontyRunner::new())
 }
 
 /// The skills catalog of the config's `skills` folders, when it names any.

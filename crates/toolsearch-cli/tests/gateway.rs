@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 mod common;
 
-use common::{HttpGateway, root, temp_dir};
+use common::{HttpGateway, root, run_python, temp_dir};
 
 fn server_js(name: &str) -> String {
     let p = root().join(format!(
@@ -289,18 +289,6 @@ fn check_reports_every_source() {
     assert!(broken.contains("error: cannot start"), "{broken}");
 }
 
-/// The Python of a venv `.ci/run` makes: `pyenv` (the newest SDK, tests/python/requirements.txt)
-/// or `pyenv-1x` (the last 1.x release, requirements-1x.txt).
-fn python(venv: &str) -> PathBuf {
-    let python = root().join(format!("target/{venv}/bin/python"));
-    assert!(
-        python.exists(),
-        "{} is missing: .ci/run creates it (python3 -m venv target/{venv} && target/{venv}/bin/pip install -r tests/python/requirements*.txt)",
-        python.display()
-    );
-    python
-}
-
 /// Runs `tests/python/gateway_client.py MODE ...` and returns its stdout; fails on a failed check.
 fn run_python_client(mode: &str, config: &Path, notes: &Path, url: Option<&str>) -> String {
     run_python_client_in("pyenv", mode, config, notes, url)
@@ -313,23 +301,14 @@ fn run_python_client_in(
     notes: &Path,
     url: Option<&str>,
 ) -> String {
-    let mut cmd = std::process::Command::new(python(venv));
-    cmd.arg(root().join("tests/python/gateway_client.py"))
-        .arg(mode)
-        .arg(env!("CARGO_BIN_EXE_toolsearch"))
-        .arg(config)
-        .arg(notes);
-    if let Some(url) = url {
-        cmd.arg(url);
-    }
-    let o = cmd.output().expect("run the python client");
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        o.status.success(),
-        "python client ({mode}) failed:\n{out}\n{err}"
-    );
-    out
+    let mut args = vec![
+        mode.to_owned(),
+        env!("CARGO_BIN_EXE_toolsearch").to_owned(),
+        config.display().to_string(),
+        notes.display().to_string(),
+    ];
+    args.extend(url.map(str::to_owned));
+    run_python(venv, "gateway_client.py", &args)
 }
 
 /// The official Python SDK (from PyPI, installed by `.ci/run` into `target/pyenv`) drives the

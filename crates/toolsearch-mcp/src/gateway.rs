@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
+use toolsearch::codeact::CodeRunner;
 use toolsearch::config::{Config, SourceKind};
 use toolsearch::search::semantic::SemanticSearch;
 use toolsearch::skills::Skills;
@@ -71,12 +72,20 @@ pub struct GatewayOptions {
     pub semantic: Option<Arc<SemanticSearch>>,
     /// The skills catalog; needed when the config names `skills` folders.
     pub skills: Option<Arc<Skills>>,
+    /// What runs CodeAct programs; needed when the config enables `[codeact]`.
+    pub code_runner: Option<Arc<dyn CodeRunner>>,
 }
 
 impl GatewayOptions {
     /// Sets the embedder and cache.
     pub fn with_semantic(mut self, semantic: Option<Arc<SemanticSearch>>) -> Self {
         self.semantic = semantic;
+        self
+    }
+
+    /// Sets what runs CodeAct programs.
+    pub fn with_code_runner(mut self, runner: Option<Arc<dyn CodeRunner>>) -> Self {
+        self.code_runner = runner;
         self
     }
 
@@ -175,6 +184,9 @@ impl Gateway {
             Some(skills) => builder = builder.skills(skills),
             None if !config.skills.is_empty() => return Err(GatewayError::SkillsNotLoaded),
             None => {}
+        }
+        if let Some(runner) = options.code_runner {
+            builder = builder.code_runner(runner);
         }
         if let Some(t) = config.call_timeout {
             builder = builder.call_timeout(t);

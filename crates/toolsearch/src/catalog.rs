@@ -27,6 +27,8 @@ pub struct ToolDef {
     pub input_schema: Map<String, Value>,
     /// JSON Schema of the structured result, when the source declares one.
     pub output_schema: Option<Map<String, Value>>,
+    /// A CodeAct program may call it (the source owner's choice; default `false`).
+    pub codeact: bool,
 }
 
 impl ToolDef {
@@ -37,7 +39,14 @@ impl ToolDef {
             description: description.into(),
             input_schema: empty_object_schema(),
             output_schema: None,
+            codeact: false,
         }
+    }
+
+    /// Sets whether a CodeAct program may call it.
+    pub fn with_codeact(mut self, eligible: bool) -> Self {
+        self.codeact = eligible;
+        self
     }
 
     /// Sets the input schema.
@@ -59,6 +68,31 @@ pub fn empty_object_schema() -> Map<String, Value> {
     m.insert("type".into(), Value::String("object".into()));
     m.insert("properties".into(), Value::Object(Map::new()));
     m
+}
+
+/// Which of a source's tools a CodeAct program may call: the source owner's choice
+/// (`codeact` on a `[[source]]`), never a side effect of grouping. Tools stay callable through
+/// `call_tool` either way.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum CodeActTools {
+    /// None of them (the default); tools marked one by one keep their own choice.
+    #[default]
+    None,
+    /// Every tool of the source.
+    All,
+    /// The tools with these local names.
+    Only(Vec<String>),
+}
+
+impl CodeActTools {
+    /// Whether the choice names tool `name` (`None` names no tool).
+    pub fn includes(&self, name: &str) -> bool {
+        match self {
+            Self::None => false,
+            Self::All => true,
+            Self::Only(names) => names.iter().any(|n| n == name),
+        }
+    }
 }
 
 /// A model-facing group a source places its tools in.
@@ -157,6 +191,15 @@ impl SourceTools {
     /// Marks the source as still connecting (see [`SourceTools::connecting`]).
     pub fn with_connecting(mut self, connecting: bool) -> Self {
         self.connecting = connecting;
+        self
+    }
+
+    /// Makes the tools `choice` names callable from CodeAct programs (others keep their own
+    /// [`ToolDef::codeact`]).
+    pub fn with_codeact(mut self, choice: &CodeActTools) -> Self {
+        for t in &mut self.tools {
+            t.codeact |= choice.includes(&t.name);
+        }
         self
     }
 

@@ -1,5 +1,6 @@
 //! Settings of the engine and the gateway config file (TOML), parsed raw then validated.
 
+mod codeact;
 mod file;
 mod raw;
 mod search;
@@ -7,6 +8,7 @@ mod settings;
 mod settings_file;
 mod source;
 
+pub use codeact::CodeActSettings;
 pub use file::{Config, ConfigError, load_config, parse_config};
 pub use search::{
     BM25_FIELDS, Bm25Params, EmbeddingSettings, Fusion, HybridParams, SearchMethod,

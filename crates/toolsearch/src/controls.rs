@@ -2,6 +2,7 @@
 
 pub(crate) mod args;
 pub mod capabilities;
+pub mod codeact;
 pub mod definitions;
 mod describe;
 mod discover;
@@ -121,12 +122,26 @@ pub enum Control {
     Invoke,
     /// `get_skill_content`.
     GetSkill,
+    /// `run_code` (CodeAct).
+    RunCode,
+    /// `run_program` (CodeAct).
+    RunProgram,
 }
 
 impl Control {
     /// Whether it calls a catalog tool (and so counts as two tool calls).
     pub fn is_call(self) -> bool {
         matches!(self, Self::Call | Self::CallProxy | Self::Invoke)
+    }
+
+    /// Whether it runs a CodeAct program.
+    pub fn is_run(self) -> bool {
+        matches!(self, Self::RunCode | Self::RunProgram)
+    }
+
+    /// Whether it only reads the catalog (answered by [`run_discovery`]).
+    pub fn is_discovery(self) -> bool {
+        !self.is_call() && !self.is_run()
     }
 }
 
@@ -151,10 +166,26 @@ pub fn control_for(settings: &Settings, name: &str) -> Option<Control> {
             (&n.get_skill, Control::GetSkill),
         ],
     };
+    let codeact = &settings.codeact;
     table
         .iter()
         .find(|(cn, _)| cn.as_str() == name)
         .map(|(_, c)| *c)
+        .or_else(|| (codeact.enabled && name == n.run_code).then_some(Control::RunCode))
+        .or_else(|| {
+            (codeact.offers_programs() && name == n.run_program).then_some(Control::RunProgram)
+        })
+}
+
+/// The controls of the surface a CodeAct program may call, by name: the discovery controls
+/// and the call control (never `run_code` or `run_program`).
+pub fn host_functions(settings: &Settings) -> Vec<String> {
+    settings
+        .names
+        .for_surface(settings.surface)
+        .into_iter()
+        .map(|(_, name)| name.to_owned())
+        .collect()
 }
 
 /// Runs a discovery control against a snapshot. The call controls are answered by the
@@ -171,9 +202,13 @@ pub fn run_discovery(ctx: &Context<'_>, control: Control, arguments: &Value) -> 
         Control::GetSkill => {
             capabilities::get_skill(settings, ctx.skills.map(|(s, _)| s), arguments)
         }
-        Control::Call | Control::CallProxy | Control::Invoke => Err(ToolError::new(
+        Control::Call
+        | Control::CallProxy
+        | Control::Invoke
+        | Control::RunCode
+        | Control::RunProgram => Err(ToolError::new(
             ErrorCode::InvalidRequest,
-            "calls go through Engine::handle; this is not a discovery control",
+            "calls and runs go through Engine::handle; this is not a discovery control",
         )),
     };
     match out {

@@ -5,6 +5,7 @@
 //! reload, and `route` sends each call to its control, its grouped tool or its direct tool.
 
 mod builder;
+mod codeact;
 mod route;
 mod snapshot;
 
@@ -21,6 +22,7 @@ use builder::check_clashes;
 use snapshot::Live;
 
 use crate::catalog::{Directory, SourceTools};
+use crate::codeact::CodeRunner;
 use crate::config::Settings;
 use crate::controls::{self, ControlOutput, ToolDefinition};
 use crate::dispatch::CallPath;
@@ -40,6 +42,7 @@ pub struct Engine {
     tools_changed: tokio::sync::watch::Sender<u64>,
     semantic: Option<Arc<SemanticSearch>>,
     skills: Option<Arc<SkillSet>>,
+    runner: Option<Arc<dyn CodeRunner>>,
 }
 
 /// The skills catalog with its indexes.
@@ -186,7 +189,7 @@ impl Engine {
         if !snap.directory().offers_controls() {
             return None;
         }
-        let control = controls::control_for(&self.settings, name).filter(|c| !c.is_call())?;
+        let control = controls::control_for(&self.settings, name).filter(|c| c.is_discovery())?;
         Some(run_discovery(
             &snap,
             &self.settings,
@@ -213,7 +216,10 @@ impl Engine {
         let span = tracing::info_span!("tool_call", tool = name);
         async {
             let started = Instant::now();
-            let result = self.answer(session, name, arguments).await;
+            let result = self
+                .answer(session, route::Caller::Model, name, arguments)
+                .await
+                .into_call_result();
             tracing::info!(
                 is_error = result.is_error,
                 duration_us = started.elapsed().as_micros() as u64,

@@ -37,6 +37,12 @@ pub enum ErrorCode {
     SearchUnavailable,
     /// No such skill.
     UnknownSkill,
+    /// A CodeAct program raised an exception, did not parse, or tried what the sandbox forbids.
+    CodeFailed,
+    /// A CodeAct program went past its memory or recursion limit.
+    ResourceLimit,
+    /// A CodeAct program called a tool its source does not let programs call; nothing ran.
+    CodeactDenied,
 }
 
 impl ErrorCode {
@@ -58,6 +64,9 @@ impl ErrorCode {
             Self::Denied => "denied",
             Self::SearchUnavailable => "search_unavailable",
             Self::UnknownSkill => "unknown_skill",
+            Self::CodeFailed => "code_failed",
+            Self::ResourceLimit => "resource_limit",
+            Self::CodeactDenied => "codeact_denied",
         }
     }
 }
@@ -168,6 +177,21 @@ impl ToolError {
     /// `unknown_skill`.
     pub fn unknown_skill(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::UnknownSkill, message)
+    }
+
+    /// `code_failed`.
+    pub fn code_failed(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::CodeFailed, message)
+    }
+
+    /// `resource_limit`.
+    pub fn resource_limit(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::ResourceLimit, message)
+    }
+
+    /// `codeact_denied`.
+    pub fn codeact_denied(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::CodeactDenied, message)
     }
 
     /// The result as a JSON object.

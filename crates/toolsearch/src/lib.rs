@@ -5,6 +5,7 @@
 //   text, page, parallel  — text and paging helpers
 //   error                 — the model-facing error and its codes
 //   exec                  — the execution contract: Executor, CallResult, ExecError, Session
+//   codeact               — the CodeAct contract: CodeRunner, CodeJob, Host, CodeOutcome
 //   catalog               — tools, groups, names, catalog files, the directory snapshot
 //   skills                — the skills catalog (Agent Skills folders)
 //   config                — settings and the gateway config file, as plain data
@@ -15,6 +16,7 @@
 //   engine                — the engine snapshot, its builder and the call router
 
 pub mod catalog;
+pub mod codeact;
 pub mod config;
 mod controls;
 pub mod dispatch;

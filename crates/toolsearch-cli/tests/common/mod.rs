@@ -25,6 +25,34 @@ pub fn misbehaving_source(name: &str, mode: &str) -> String {
     )
 }
 
+/// The Python of a venv `.ci/run` makes: `pyenv` (the newest SDK, tests/python/requirements.txt)
+/// or `pyenv-1x` (the last 1.x release, requirements-1x.txt).
+pub fn python(venv: &str) -> PathBuf {
+    let python = root().join(format!("target/{venv}/bin/python"));
+    assert!(
+        python.exists(),
+        "{} is missing: .ci/run creates it (python3 -m venv target/{venv} && target/{venv}/bin/pip install -r tests/python/requirements*.txt)",
+        python.display()
+    );
+    python
+}
+
+/// Runs `tests/python/SCRIPT ARGS...` in `venv` and returns its stdout; fails when it fails.
+pub fn run_python(venv: &str, script: &str, args: &[String]) -> String {
+    let o = std::process::Command::new(python(venv))
+        .arg(root().join("tests/python").join(script))
+        .args(args)
+        .output()
+        .expect("run the python client");
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success(),
+        "python {script} {args:?} failed:\n{out}\n{err}"
+    );
+    out
+}
+
 /// Whether process `pid` runs (a zombie does not).
 pub fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))

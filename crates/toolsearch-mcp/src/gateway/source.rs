@@ -49,6 +49,7 @@ impl SourceState {
         }
     }
 }
+
 fn grouped_or_direct(config: &SourceConfig, tools: Vec<ToolDef>) -> SourceTools {
     let source = match (&config.group, config.direct) {
         (Some((name, description)), false) => {
@@ -56,8 +57,11 @@ fn grouped_or_direct(config: &SourceConfig, tools: Vec<ToolDef>) -> SourceTools 
         }
         _ => SourceTools::direct(&config.name, tools),
     };
-    source.with_instructions(config.instructions.clone())
+    source
+        .with_instructions(config.instructions.clone())
+        .with_codeact(&config.codeact)
 }
+
 pub(super) fn load_catalog_source(
     sc: &SourceConfig,
     path: &std::path::Path,
@@ -77,6 +81,10 @@ pub(super) fn load_catalog_source(
                 .collect();
             vec![grouped_or_direct(sc, tools)]
         }
-        _ => file.into_sources(&sc.name, sc.direct),
+        _ => file
+            .into_sources(&sc.name, sc.direct)
+            .into_iter()
+            .map(|s| s.with_codeact(&sc.codeact))
+            .collect(),
     })
 }

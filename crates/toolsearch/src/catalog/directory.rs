@@ -50,6 +50,8 @@ pub struct ToolEntry {
     pub schema_text: SchemaText,
     /// What runs it (none: `not_executable`).
     pub executor: Option<Arc<dyn Executor>>,
+    /// A CodeAct program may call it.
+    pub codeact: bool,
     pub(crate) input_schema_json: Box<RawValue>,
     pub(crate) output_schema_json: Option<Box<RawValue>>,
 }
@@ -364,6 +366,7 @@ fn make_entry(group: u32, canonical: String, p: Pending) -> ToolEntry {
         description,
         input_schema,
         output_schema,
+        codeact,
     } = p.def;
     let input_schema_json = raw_json(&input_schema);
     let output_schema_json = output_schema.as_ref().map(raw_json);
@@ -379,6 +382,7 @@ fn make_entry(group: u32, canonical: String, p: Pending) -> ToolEntry {
         instructions: p.instructions,
         source: p.source,
         executor: p.executor,
+        codeact,
         input_schema_json,
         output_schema_json,
     }

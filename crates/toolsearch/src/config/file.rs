@@ -368,6 +368,76 @@ name = "c"
     }
 
     #[test]
+    fn codeact_settings_and_source_choices_parse_and_validate() {
+        let c = parse(
+            r#"
+[codeact]
+enabled = true
+programs = ["programs", "/srv/shared"]
+timeout_ms = 2500
+max_memory_mb = 32
+max_calls = 7
+[names]
+run_code = "python"
+[[source]]
+name = "a"
+command = "x"
+group = "a"
+description = "A"
+codeact = true
+[[source]]
+name = "b"
+url = "http://127.0.0.1:1/mcp"
+group = "b"
+description = "B"
+codeact = ["one", "two"]
+[[source]]
+name = "c"
+catalog = "c.json"
+"#,
+        )
+        .expect("valid");
+        let ca = &c.settings.codeact;
+        assert!(ca.enabled && ca.offers_programs());
+        assert_eq!(
+            ca.programs,
+            [
+                PathBuf::from("/etc/ts/programs"),
+                PathBuf::from("/srv/shared")
+            ]
+        );
+        assert_eq!(ca.timeout, std::time::Duration::from_millis(2500));
+        assert_eq!((ca.max_memory_mb, ca.max_calls), (32, 7));
+        assert_eq!(c.settings.names.run_code, "python");
+        use crate::catalog::CodeActTools;
+        assert_eq!(c.sources[0].codeact, CodeActTools::All);
+        assert_eq!(
+            c.sources[1].codeact,
+            CodeActTools::Only(vec!["one".into(), "two".into()])
+        );
+        assert_eq!(c.sources[2].codeact, CodeActTools::None);
+        assert!(!parse("").expect("valid").settings.codeact.enabled);
+
+        let e = parse(
+            "[codeact]\nenabled = true\ntimeout_ms = 0\nmax_memory_mb = 5000\nmax_calls = -1\nprograms = [\" \"]\n[names]\nrun_code = \"discover_tools\"\n[[source]]\nname = \"s\"\ncatalog = \"x.json\"\ncodeact = [\"\"]\n",
+        )
+        .expect_err("invalid")
+        .to_string();
+        for needle in [
+            "codeact.timeout_ms: 0 is outside 1..=600000",
+            "codeact.max_memory_mb: 5000 is outside 1..=4096",
+            "codeact.max_calls: -1 is outside 1..=10000",
+            "codeact.programs[0]: must not be empty",
+            "names.run_code: \"discover_tools\" is also the name of names.discover",
+            "source[0] (\"s\").codeact: \"\" is not a tool name",
+        ] {
+            assert!(e.contains(needle), "{needle:?} not in {e}");
+        }
+        assert!(parse("[codeact]\nenable = true\n").is_err());
+        assert!(parse("[[source]]\nname='a'\ncatalog='x'\ncodeact='yes'\n").is_err());
+    }
+
+    #[test]
     fn limits() {
         let c = parse("[limits]\ncall_timeout_ms = 1500\nmax_tool_calls = 40\nmax_http_sessions = 50\nhttp_session_idle_s = 60\n").expect("valid");
         assert_eq!(c.call_timeout, Some(std::time::Duration::from_millis(1500)));

@@ -13,6 +13,7 @@ pub(super) struct RawConfig {
     pub(super) search: Option<RawSearch>,
     pub(super) names: Option<RawNames>,
     pub(super) limits: Option<RawLimits>,
+    pub(super) codeact: Option<RawCodeAct>,
     #[serde(default)]
     pub(super) source: Vec<RawSource>,
 }
@@ -86,6 +87,26 @@ pub(super) struct RawNames {
     pub(super) search_capabilities: Option<String>,
     pub(super) invoke: Option<String>,
     pub(super) get_skill: Option<String>,
+    pub(super) run_code: Option<String>,
+    pub(super) run_program: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCodeAct {
+    pub(super) enabled: Option<bool>,
+    pub(super) programs: Option<Vec<String>>,
+    pub(super) timeout_ms: Option<i64>,
+    pub(super) max_memory_mb: Option<i64>,
+    pub(super) max_calls: Option<i64>,
+}
+
+/// `codeact` of a `[[source]]`: every tool (`true`), none (`false`), or the named ones.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawCodeActTools {
+    All(bool),
+    Tools(Vec<String>),
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -104,4 +125,5 @@ pub(super) struct RawSource {
     pub(super) description: Option<String>,
     pub(super) instructions: Option<Vec<String>>,
     pub(super) presentation: Option<String>,
+    pub(super) codeact: Option<RawCodeActTools>,
 }

@@ -3,8 +3,8 @@
 
 use super::search::BM25_FIELDS;
 use super::{
-    Bm25Params, EmbeddingSettings, HybridParams, MAX_RESULTS_RANGE, MAX_SEARCH_BYTES_RANGE,
-    SearchMethod, Surface,
+    Bm25Params, CodeActSettings, EmbeddingSettings, HybridParams, MAX_RESULTS_RANGE,
+    MAX_SEARCH_BYTES_RANGE, SearchMethod, Surface,
 };
 use crate::catalog::name::is_valid_control_name;
 
@@ -32,6 +32,10 @@ pub struct ControlNames {
     pub invoke: String,
     /// `get_skill_content`.
     pub get_skill: String,
+    /// `run_code` (CodeAct).
+    pub run_code: String,
+    /// `run_program` (CodeAct).
+    pub run_program: String,
 }
 
 impl Default for ControlNames {
@@ -47,6 +51,8 @@ impl Default for ControlNames {
             search_capabilities: "search_capabilities".into(),
             invoke: "invoke_tool".into(),
             get_skill: "get_skill_content".into(),
+            run_code: "run_code".into(),
+            run_program: "run_program".into(),
         }
     }
 }
@@ -74,10 +80,23 @@ impl ControlNames {
         }
     }
 
-    /// Problems with the names a surface shows: pattern, and distinctness.
-    pub fn problems(&self, surface: Surface) -> Vec<String> {
+    /// `(config key, name)` of every control shown: the surface's, then `run_code` and
+    /// `run_program` when `codeact` offers them.
+    pub fn shown(&self, surface: Surface, codeact: &CodeActSettings) -> Vec<(&'static str, &str)> {
+        let mut names = self.for_surface(surface);
+        if codeact.enabled {
+            names.push(("run_code", &self.run_code));
+        }
+        if codeact.offers_programs() {
+            names.push(("run_program", &self.run_program));
+        }
+        names
+    }
+
+    /// Problems with the names shown (see [`shown`](Self::shown)): pattern, and distinctness.
+    pub fn problems(&self, surface: Surface, codeact: &CodeActSettings) -> Vec<String> {
         let mut out = Vec::new();
-        let names = self.for_surface(surface);
+        let names = self.shown(surface, codeact);
         for (i, (key, name)) in names.iter().enumerate() {
             if !is_valid_control_name(name) {
                 out.push(format!(
@@ -114,6 +133,8 @@ pub struct Settings {
     pub semantic: EmbeddingSettings,
     /// How `hybrid` fuses BM25 and semantic (`[search.hybrid]`).
     pub hybrid: HybridParams,
+    /// CodeAct (`[codeact]`): off by default.
+    pub codeact: CodeActSettings,
 }
 
 impl Default for Settings {
@@ -127,6 +148,7 @@ impl Default for Settings {
             bm25: Bm25Params::default(),
             semantic: EmbeddingSettings::default(),
             hybrid: HybridParams::default(),
+            codeact: CodeActSettings::default(),
         }
     }
 }
@@ -159,6 +181,12 @@ impl Settings {
     /// Sets the surface.
     pub fn with_surface(mut self, surface: Surface) -> Self {
         self.surface = surface;
+        self
+    }
+
+    /// Sets the CodeAct settings.
+    pub fn with_codeact(mut self, codeact: CodeActSettings) -> Self {
+        self.codeact = codeact;
         self
     }
 
@@ -238,7 +266,8 @@ impl Settings {
                 h.confidence_slope
             ));
         }
-        out.extend(self.names.problems(self.surface));
+        out.extend(self.codeact.problems());
+        out.extend(self.names.problems(self.surface, &self.codeact));
         out
     }
 }

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use super::raw::RawConfig;
-use super::{ControlNames, Fusion, SearchMethod, Settings, Surface};
+use super::raw::{RawCodeAct, RawConfig};
+use super::{CodeActSettings, ControlNames, Fusion, SearchMethod, Settings, Surface};
 
 /// The settings `raw` gives (defaults where it is silent); problems are appended.
 pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<String>) -> Settings {
@@ -158,6 +158,8 @@ pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<Stri
             (&mut names.search_capabilities, n.search_capabilities),
             (&mut names.invoke, n.invoke),
             (&mut names.get_skill, n.get_skill),
+            (&mut names.run_code, n.run_code),
+            (&mut names.run_program, n.run_program),
         ] {
             if let Some(v) = v {
                 *slot = v;
@@ -165,6 +167,42 @@ pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<Stri
         }
         settings.names = names;
     }
+    if let Some(c) = raw.codeact.take() {
+        settings.codeact = codeact(c, base, problems);
+    }
     problems.extend(settings.problems());
     settings
+}
+
+/// `[codeact]`; out-of-range numbers are reported by `CodeActSettings::problems` (negative
+/// ones here, as given).
+fn codeact(c: RawCodeAct, base: &Path, problems: &mut Vec<String>) -> CodeActSettings {
+    let mut out = CodeActSettings {
+        enabled: c.enabled.unwrap_or(false),
+        ..CodeActSettings::default()
+    };
+    let mut number = |key: &str, v: Option<i64>, range: &str| -> Option<usize> {
+        let n = v?;
+        usize::try_from(n).ok().filter(|n| *n > 0).or_else(|| {
+            problems.push(format!("codeact.{key}: {n} is outside {range}"));
+            None
+        })
+    };
+    if let Some(ms) = number("timeout_ms", c.timeout_ms, "1..=600000") {
+        out.timeout = std::time::Duration::from_millis(ms as u64);
+    }
+    if let Some(mb) = number("max_memory_mb", c.max_memory_mb, "1..=4096") {
+        out.max_memory_mb = mb;
+    }
+    if let Some(n) = number("max_calls", c.max_calls, "1..=10000") {
+        out.max_calls = n;
+    }
+    for (i, p) in c.programs.unwrap_or_default().into_iter().enumerate() {
+        if p.trim().is_empty() {
+            problems.push(format!("codeact.programs[{i}]: must not be empty"));
+        } else {
+            out.programs.push(base.join(p));
+        }
+    }
+    out
 }

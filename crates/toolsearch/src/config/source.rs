@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::raw::RawSource;
+use super::raw::{RawCodeActTools, RawSource};
+use crate::catalog::CodeActTools;
 use crate::catalog::name::{group_description_problem, group_name_problem};
 
 /// Where a source's tools come from.
@@ -53,6 +54,8 @@ pub struct SourceConfig {
     pub direct: bool,
     /// The source's guidance.
     pub instructions: Vec<String>,
+    /// `codeact`: which of its tools CodeAct programs may call (default none).
+    pub codeact: CodeActTools,
 }
 
 pub(super) fn validate_source(
@@ -228,6 +231,16 @@ pub(super) fn validate_source(
             None
         }
     };
+    let codeact = match s.codeact {
+        None | Some(RawCodeActTools::All(false)) => CodeActTools::None,
+        Some(RawCodeActTools::All(true)) => CodeActTools::All,
+        Some(RawCodeActTools::Tools(tools)) => {
+            if let Some(bad) = tools.iter().find(|t| t.trim().is_empty()) {
+                problems.push(format!("{at}.codeact: {bad:?} is not a tool name"));
+            }
+            CodeActTools::Only(tools)
+        }
+    };
     if problems.len() != before {
         return None;
     }
@@ -237,6 +250,7 @@ pub(super) fn validate_source(
         group,
         direct,
         instructions: s.instructions.unwrap_or_default(),
+        codeact,
     })
 }
 

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use super::discover::MAX_QUERY_CHARS;
 use crate::catalog::Directory;
+use crate::codeact::MAX_CODE_CHARS;
 use crate::config::{Settings, Surface};
 
 /// One model-facing tool definition (a control or a direct tool).
@@ -47,11 +48,70 @@ pub fn control_definitions(settings: &Settings, dir: &Directory) -> Vec<ToolDefi
     if !dir.offers_controls() {
         return Vec::new();
     }
-    match settings.surface {
+    let mut out = match settings.surface {
         Surface::Toolsearch => toolsearch_controls(settings),
         Surface::Toolproxy => toolproxy_controls(settings, dir),
         Surface::Capabilities => capabilities_controls(settings, dir),
+    };
+    out.extend(codeact_controls(settings));
+    out
+}
+
+/// `run_code`, and `run_program` when program folders are configured (CodeAct enabled).
+fn codeact_controls(settings: &Settings) -> Vec<ToolDefinition> {
+    let c = &settings.codeact;
+    if !c.enabled {
+        return Vec::new();
     }
+    let n = &settings.names;
+    let functions = super::host_functions(settings).join(", ");
+    let limits = format!(
+        "It may run {} s, hold {} MiB and make {} calls.",
+        c.timeout.as_millis() as f64 / 1000.0,
+        c.max_memory_mb,
+        c.max_calls
+    );
+    let mut out = vec![def(
+        &n.run_code,
+        format!(
+            "Run a short Python program that finds and calls tools in one step, instead of one call \
+             per step. Inside it, the controls are async functions taking their arguments as \
+             keywords and returning the same JSON you would get: {functions} \
+             (e.g. `r = await {discover}(query=\"customer name\")`). Tool errors come back as \
+             their error objects, not as exceptions. The value of the last expression is the \
+             result; print() output is returned too. No files, network, environment or clock. \
+             {limits}",
+            discover = settings.names.for_surface(settings.surface)[0].1,
+        ),
+        json!({
+            "type": "object",
+            "properties": {
+                "code": {"type": "string", "maxLength": MAX_CODE_CHARS, "description": "Python source; top-level await is allowed."},
+                "inputs": {"type": "object", "description": "Available to the program as the global `inputs` (default {})."}
+            },
+            "required": ["code"],
+            "additionalProperties": false
+        }),
+    )];
+    if c.offers_programs() {
+        out.push(def(
+            &n.run_program,
+            format!(
+                "Run a saved program (a *.codeact.py file defining `async def main(inputs)`) \
+                 with inputs; its return value is the result. {limits}"
+            ),
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "The program's path relative to a programs folder, ending in .codeact.py."},
+                    "inputs": {"type": "object", "description": "Passed to main(inputs) (default {})."}
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+        ));
+    }
+    out
 }
 
 fn capabilities_controls(settings: &Settings, dir: &Directory) -> Vec<ToolDefinition> {
@@ -249,23 +309,21 @@ pub fn instructions(settings: &Settings, dir: &Directory) -> Option<String> {
         return None;
     }
     let n = &settings.names;
-    match settings.surface {
-        Surface::Toolsearch => {}
-        Surface::Capabilities => return None,
-        Surface::Toolproxy => {
-            return Some(format!(
-                "Tools are grouped by domain and reached through two controls.\n\
+    let base = match settings.surface {
+        Surface::Toolsearch => None,
+        Surface::Capabilities => Some(String::new()),
+        Surface::Toolproxy => Some(format!(
+            "Tools are grouped by domain and reached through two controls.\n\
                  1. Call {search} with a few words (optionally a group) to get matching tools with their full definitions.\n\
                  2. Call {call} with the exact group, the exact local name, and an arguments object matching the tool's complete parameter schema.\n\
                  3. Reuse definitions you already have; do not search again before every call.\n\
                  4. When a response has a next_offset, pass it as offset to see more. When a tool is reported unknown or unavailable, search again: the catalog may have changed.\n\
                  5. When a call fails with an uncertain outcome, inspect the current state before retrying anything that changes data; never blindly repeat a mutation.",
-                search = n.search_proxy,
-                call = n.call_proxy,
-            ));
-        }
-    }
-    Some(format!(
+            search = n.search_proxy,
+            call = n.call_proxy,
+        )),
+    };
+    let base = base.unwrap_or_else(|| format!(
         "Tools are grouped by domain and reached through a few controls.\n\
          1. Pick a group ({list_groups} lists them) and call {discover} with a few words, or the tool's exact name.\n\
          2. Before calling a tool found as a summary, call {describe} for its full definition, unless you already know its current full definition.\n\
@@ -277,5 +335,39 @@ pub fn instructions(settings: &Settings, dir: &Directory) -> Option<String> {
         discover = n.discover,
         describe = n.describe,
         call = n.call,
-    ))
+    ));
+    let codeact = codeact_instructions(settings);
+    match (base.is_empty(), codeact) {
+        (true, None) => None,
+        (true, Some(c)) => Some(c),
+        (false, None) => Some(base),
+        (false, Some(c)) => Some(format!("{base}\n{c}")),
+    }
+}
+
+/// When a program beats single calls; only when CodeAct is enabled.
+fn codeact_instructions(settings: &Settings) -> Option<String> {
+    let c = &settings.codeact;
+    if !c.enabled {
+        return None;
+    }
+    let n = &settings.names;
+    let functions = super::host_functions(settings).join(", ");
+    let mut text = format!(
+        "When a task needs several tool calls in a row (find something, then read or change it, \
+         then use that result), or needs results filtered, joined or summed, write one short \
+         Python program and run it with {run_code} instead of making each call yourself: it \
+         costs one step and only its result comes back. In the program, `await` the controls \
+         ({functions}) with keyword arguments; each returns the JSON you would get, errors as \
+         error objects; check them before going on. Make single calls when you need one tool \
+         once, or when you must look at a result before deciding what to do next.",
+        run_code = n.run_code
+    );
+    if c.offers_programs() {
+        text.push_str(&format!(
+            " Saved programs run with {} (a path and inputs).",
+            n.run_program
+        ));
+    }
+    Some(text)
 }

@@ -26,7 +26,7 @@ pub(super) fn describe(
     let id = resolve(dir, settings, group, tool)?;
     let json = serde_json::to_string(&Described {
         detail: "full",
-        tool: full_entry(dir, id),
+        tool: full_entry(dir, id, settings.codeact.enabled),
     })
     .unwrap_or_default();
     if json.len() > settings.max_search_bytes {

@@ -40,6 +40,9 @@ pub(super) struct FullEntry<'a> {
     parameters_json_schema: &'a RawValue,
     return_schema: Option<&'a RawValue>,
     instructions: &'a [String],
+    /// Present only when CodeAct is enabled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    codeact_eligible: Option<bool>,
 }
 
 pub(super) fn summary_json(dir: &Directory, id: ToolId) -> String {
@@ -52,7 +55,8 @@ pub(super) fn summary_json(dir: &Directory, id: ToolId) -> String {
     .unwrap_or_default()
 }
 
-pub(super) fn full_entry(dir: &Directory, id: ToolId) -> FullEntry<'_> {
+/// Tool `id`'s full entry; `codeact` (CodeAct is enabled) adds `codeact_eligible`.
+pub(super) fn full_entry(dir: &Directory, id: ToolId, codeact: bool) -> FullEntry<'_> {
     let t = dir.tool(id);
     FullEntry {
         group: &dir.group_of(id).name,
@@ -61,11 +65,12 @@ pub(super) fn full_entry(dir: &Directory, id: ToolId) -> FullEntry<'_> {
         parameters_json_schema: &t.input_schema_json,
         return_schema: t.output_schema_json.as_deref(),
         instructions: &t.instructions,
+        codeact_eligible: codeact.then_some(t.codeact),
     }
 }
 
-fn full_json(dir: &Directory, id: ToolId) -> String {
-    serde_json::to_string(&full_entry(dir, id)).unwrap_or_default()
+fn full_json(dir: &Directory, id: ToolId, codeact: bool) -> String {
+    serde_json::to_string(&full_entry(dir, id, codeact)).unwrap_or_default()
 }
 
 fn parse_detail(
@@ -242,7 +247,8 @@ fn search_page(
         page(
             dir,
             "full",
-            ids.iter().map(|&id| full_json(dir, id)),
+            ids.iter()
+                .map(|&id| full_json(dir, id, settings.codeact.enabled)),
             ids,
             offset,
             limit,

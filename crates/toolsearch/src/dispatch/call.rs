@@ -73,13 +73,14 @@ impl Target<'_> {
 }
 
 impl CallPath {
-    /// Runs one call of `target` and maps every outcome to a model-facing result.
+    /// Runs one call of `target`: the tool's own result, or the model-facing error of a call
+    /// that did not run or did not finish.
     pub(crate) async fn dispatch(
         &self,
         session: &Arc<Session>,
         target: Target<'_>,
         arguments: Map<String, Value>,
-    ) -> CallResult {
+    ) -> Result<CallResult, ToolError> {
         let span = tracing::info_span!(
             "dispatch",
             group = target.group,
@@ -105,8 +106,8 @@ impl CallPath {
         session: &Arc<Session>,
         target: &Target<'_>,
         arguments: Map<String, Value>,
-    ) -> (&'static str, CallResult) {
-        let fail = |e: ToolError| (e.code.as_str(), CallResult::from_error(&e));
+    ) -> (&'static str, Result<CallResult, ToolError>) {
+        let fail = |e: ToolError| (e.code.as_str(), Err(e));
         let arguments = Value::Object(arguments);
         tracing::trace!(arguments = %arguments, "arguments");
         match target.validator.check(target.schema, &arguments) {
@@ -162,7 +163,7 @@ impl CallPath {
                     target.label()
                 )))
             }
-            Ok(Ok(Ok(result))) => ("ok", result),
+            Ok(Ok(Ok(result))) => ("ok", Ok(result)),
             Ok(Ok(Err(e))) => fail(self.exec_error(target, e)),
         }
     }

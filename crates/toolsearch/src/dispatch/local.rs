@@ -28,7 +28,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::catalog::{GroupSpec, SourceTools, ToolDef};
+use crate::catalog::{CodeActTools, GroupSpec, SourceTools, ToolDef};
 use crate::exec::{BoxFuture, CallResult, ExecError, Executor};
 
 type Handler =
@@ -97,6 +97,15 @@ impl Toolset {
         self.defs
             .push(ToolDef::new(name, description).with_input_schema(schema_of::<A>()));
         self.handlers.insert(name.to_owned(), handler);
+        self
+    }
+
+    /// Lets CodeAct programs call the tools `choice` names (`CodeActTools::Only` for a list,
+    /// `All` for every tool added so far); the others stay callable through `call_tool` only.
+    pub fn codeact(mut self, choice: CodeActTools) -> Self {
+        for d in &mut self.defs {
+            d.codeact |= choice.includes(&d.name);
+        }
         self
     }
 

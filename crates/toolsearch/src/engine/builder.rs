@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::snapshot::{Live, Snapshot};
 use super::{Engine, SkillSet};
 use crate::catalog::{Directory, DirectoryError, SourceTools};
+use crate::codeact::CodeRunner;
 use crate::config::{SearchMethod, Settings};
 use crate::dispatch::{Approval, CallInfo, CallPath};
 use crate::exec::Session;
@@ -40,9 +41,17 @@ pub struct EngineBuilder {
     path: CallPath,
     semantic: Option<Arc<SemanticSearch>>,
     skills: Option<Arc<Skills>>,
+    runner: Option<Arc<dyn CodeRunner>>,
 }
 
 impl EngineBuilder {
+    /// Sets what runs CodeAct programs (`run_code`, `run_program`); needed when the settings
+    /// enable CodeAct. The `toolsearch-codeact` crate's runner uses the monty sandbox.
+    pub fn code_runner(mut self, runner: Arc<dyn CodeRunner>) -> Self {
+        self.runner = Some(runner);
+        self
+    }
+
     /// Sets the skills catalog of the `capabilities` surface.
     pub fn skills(mut self, skills: Arc<Skills>) -> Self {
         self.skills = Some(skills);
@@ -119,6 +128,13 @@ impl EngineBuilder {
                 settings.method.as_str()
             )));
         }
+        if settings.codeact.enabled && self.runner.is_none() {
+            return Err(EngineError::Unsupported(
+                "[codeact] is enabled, but no code runner was given: build the engine with a \
+                 runner (EngineBuilder::code_runner, e.g. toolsearch-codeact's)"
+                    .to_owned(),
+            ));
+        }
         let dir = Directory::build(self.sources)?;
         check_clashes(&settings, &dir)?;
         let snapshot = Snapshot::new(dir);
@@ -152,12 +168,13 @@ impl EngineBuilder {
             tools_changed,
             semantic: self.semantic,
             skills,
+            runner: self.runner,
         })
     }
 }
 
 pub(super) fn check_clashes(settings: &Settings, dir: &Directory) -> Result<(), EngineError> {
-    for (_, name) in settings.names.for_surface(settings.surface) {
+    for (_, name) in settings.names.shown(settings.surface, &settings.codeact) {
         if dir.direct().iter().any(|d| d.def.name == name) {
             return Err(EngineError::NameClash(name.to_owned()));
         }

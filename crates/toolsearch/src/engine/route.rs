@@ -10,39 +10,92 @@ use super::snapshot::Snapshot;
 use super::{Engine, run_discovery};
 use crate::catalog::Directory;
 use crate::config::Surface;
-use crate::controls::{self, Control, args};
+use crate::controls::{self, Control, ControlOutput, args};
 use crate::dispatch::call::Target;
 use crate::error::ToolError;
 use crate::exec::{CallResult, Session};
+
+/// Who makes a call: the model, or a CodeAct program through a host function (which counts a
+/// proxied call once — the run is its envelope — and may call only eligible tools).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Caller {
+    Model,
+    Code,
+}
+
+/// What a call answers, before it becomes an MCP result or a program's value.
+#[derive(Debug)]
+pub(super) enum Answer {
+    /// A control's own JSON (discovery, runs), error results included.
+    Control(ControlOutput),
+    /// A tool's own result.
+    Tool(CallResult),
+    /// The call did not run (or did not finish): the model-facing error.
+    Error(ToolError),
+}
+
+impl From<Result<CallResult, ToolError>> for Answer {
+    fn from(r: Result<CallResult, ToolError>) -> Self {
+        match r {
+            Ok(result) => Self::Tool(result),
+            Err(e) => Self::Error(e),
+        }
+    }
+}
+
+impl Answer {
+    /// The MCP tool result.
+    pub(super) fn into_call_result(self) -> CallResult {
+        match self {
+            Self::Control(out) => CallResult::text(out.json, out.is_error),
+            Self::Tool(result) => result,
+            Self::Error(e) => CallResult::from_error(&e),
+        }
+    }
+
+    /// What a program's host call returns: a control's JSON, the tool's result as MCP gives
+    /// it (`content`, `structuredContent`, `isError`), or the error object.
+    pub(super) fn into_program_value(self) -> Value {
+        match self {
+            Self::Control(out) => out.value(),
+            Self::Tool(result) => serde_json::to_value(result).unwrap_or(Value::Null),
+            Self::Error(e) => e.to_value(),
+        }
+    }
+}
 
 impl Engine {
     pub(super) async fn answer(
         &self,
         session: &Arc<Session>,
+        caller: Caller,
         name: &str,
         arguments: Value,
-    ) -> CallResult {
+    ) -> Answer {
         let snap = self.snapshot();
         let dir = snap.directory();
-        let control = controls::control_for(&self.settings, name).filter(|_| dir.offers_controls());
-        let direct = || dir.direct().iter().find(|d| d.def.name == name);
+        let control = controls::control_for(&self.settings, name)
+            .filter(|_| dir.offers_controls())
+            .filter(|c| caller == Caller::Model || !c.is_run());
+        let by_model = caller == Caller::Model;
+        let direct = || dir.direct().iter().find(|d| by_model && d.def.name == name);
         // On the capabilities surface a grouped tool is callable by its canonical name (the
         // per-turn tools of `turn_tools`).
         let by_canonical = || {
-            (self.settings.surface == Surface::Capabilities && control.is_none())
+            (by_model && self.settings.surface == Surface::Capabilities && control.is_none())
                 .then(|| dir.tool_by_canonical(name))
                 .flatten()
         };
         let cost = match control {
-            Some(c) if c.is_call() => 2,
+            Some(c) if c.is_call() && by_model => 2,
             Some(_) => 1,
             None if direct().is_some() || by_canonical().is_some() => 1,
-            None => return CallResult::from_error(&self.unknown_name(dir, name)),
+            None => return Answer::Error(self.unknown_name(dir, name)),
         };
         if let Err(used) = session.charge(cost, self.path.max_tool_calls) {
             let limit = self.path.max_tool_calls.unwrap_or_default();
-            return CallResult::from_error(
-                &ToolError::usage_limit(format!("This run may make at most {limit} tool calls and has made {used}; this call ({cost} counted) was not run."),
+            return Answer::Error(
+                ToolError::usage_limit(format!("This run may make at most {limit} tool calls and has made {used}; this call ({cost} counted) was not run."),
                 )
                 .with("limit", limit)
                 .with("used", used),
@@ -52,20 +105,27 @@ impl Engine {
             return match arguments {
                 Value::Object(args) => self.dispatch_grouped(session, &snap, id, args).await,
                 Value::Null => self.dispatch_grouped(session, &snap, id, Map::new()).await,
-                _ => CallResult::from_error(&ToolError::invalid_request(
+                _ => Answer::Error(ToolError::invalid_request(
                     "",
                     format!("{name} takes a JSON object of arguments"),
                 )),
             };
         }
         match control {
+            Some(c) if c.is_run() => Answer::Control(self.run_code(session, c, arguments).await),
             Some(Control::Invoke) => match self.invoke_target(dir, name, &arguments) {
-                Ok((id, args)) => self.dispatch_grouped(session, &snap, id, args).await,
-                Err(e) => CallResult::from_error(&e),
+                Ok((id, args)) => {
+                    self.dispatch_checked(session, &snap, caller, id, args)
+                        .await
+                }
+                Err(e) => Answer::Error(e),
             },
             Some(c) if c.is_call() => match self.proxied_target(dir, name, arguments) {
-                Ok((id, _, args)) => self.dispatch_grouped(session, &snap, id, args).await,
-                Err(e) => CallResult::from_error(&e),
+                Ok((id, _, args)) => {
+                    self.dispatch_checked(session, &snap, caller, id, args)
+                        .await
+                }
+                Err(e) => Answer::Error(e),
             },
             Some(c) => {
                 let out = match &self.semantic {
@@ -101,7 +161,7 @@ impl Engine {
                         &arguments,
                     ),
                 };
-                CallResult::text(out.json, out.is_error)
+                Answer::Control(out)
             }
             None => {
                 let Some((index, d)) = dir
@@ -110,13 +170,13 @@ impl Engine {
                     .enumerate()
                     .find(|(_, d)| d.def.name == name)
                 else {
-                    return CallResult::from_error(&self.unknown_name(dir, name));
+                    return Answer::Error(self.unknown_name(dir, name));
                 };
                 let args = match arguments {
                     Value::Object(m) => m,
                     Value::Null => Map::new(),
                     _ => {
-                        return CallResult::from_error(&ToolError::invalid_request(
+                        return Answer::Error(ToolError::invalid_request(
                             "",
                             format!("{name} takes a JSON object of arguments"),
                         ));
@@ -130,9 +190,36 @@ impl Engine {
                     validator: snap.validators().direct(index),
                     executor: d.executor.as_ref(),
                 };
-                self.path.dispatch(session, target, args).await
+                self.path.dispatch(session, target, args).await.into()
             }
         }
+    }
+
+    /// A grouped tool called through a call control: from a program, only when its source lets
+    /// programs call it.
+    async fn dispatch_checked(
+        &self,
+        session: &Arc<Session>,
+        snap: &Snapshot,
+        caller: Caller,
+        id: u32,
+        args: Map<String, Value>,
+    ) -> Answer {
+        let dir = snap.directory();
+        let entry = dir.tool(id);
+        if caller == Caller::Code && !entry.codeact {
+            let group = &dir.group_of(id).name;
+            return Answer::Error(
+                ToolError::codeact_denied(format!(
+                    "{:?} in group {group:?} may not be called from a program (its source does not allow it); nothing ran. Call it with {} outside the program.",
+                    entry.name,
+                    self.call_control_name()
+                ))
+                .with("group", group.as_str())
+                .with("tool", entry.name.as_str()),
+            );
+        }
+        self.dispatch_grouped(session, snap, id, args).await
     }
 
     async fn dispatch_grouped(
@@ -141,7 +228,7 @@ impl Engine {
         snap: &Snapshot,
         id: u32,
         args: Map<String, Value>,
-    ) -> CallResult {
+    ) -> Answer {
         let dir = snap.directory();
         let entry = dir.tool(id);
         let group = &dir.group_of(id).name;
@@ -153,7 +240,7 @@ impl Engine {
             validator: snap.validators().grouped(id),
             executor: entry.executor.as_ref(),
         };
-        self.path.dispatch(session, target, args).await
+        self.path.dispatch(session, target, args).await.into()
     }
 
     /// Checks an `invoke_tool` call: a known `toolId` (canonical name) and its arguments.

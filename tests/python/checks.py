@@ -1,0 +1,35 @@
+"""What the Python clients of the gateway tests share: reading a result's JSON, counting
+checks (exit 1 at the first failure), and waiting until every upstream is connected."""
+
+import asyncio
+import json
+import sys
+
+
+def payload(result):
+    text = result.content[0].text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+class Checks:
+    def __init__(self):
+        self.passed = 0
+
+    def __call__(self, condition, what, detail):
+        if not condition:
+            print(f"FAILED: {what}: {detail}", file=sys.stderr)
+            raise SystemExit(1)
+        self.passed += 1
+
+
+async def connected(session):
+    """Upstreams connect after the gateway answers: wait until no group is still connecting."""
+    for _ in range(600):
+        groups = payload(await session.call_tool("list_tool_groups", {}))
+        if all("unavailable" not in g for g in groups["groups"]):
+            return
+        await asyncio.sleep(0.05)
+    raise SystemExit(f"FAILED: sources never connected: {groups}")
