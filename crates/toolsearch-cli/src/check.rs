@@ -1,6 +1,7 @@
 //! `toolsearch check`: validate the config, connect every source, print a table.
 //! Exit 0 when every source is ready, 1 when some source is unavailable, 2 for a bad config.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -57,6 +58,30 @@ pub fn run(a: CheckArgs) -> anyhow::Result<ExitCode> {
         let mut out = std::io::stdout().lock();
         crate::table::write(&mut out, ["source", "group", "tools", "status"], &rows, &[])
             .context("writing to stdout")?;
+        // What each configured client sees (its policies applied).
+        let clients: Vec<[String; 2]> = gateway
+            .access()
+            .clients
+            .iter()
+            .map(|c| {
+                let mut context: std::collections::BTreeMap<String, String> = c
+                    .claims
+                    .iter()
+                    .map(|(k, v)| (format!("identity.{k}"), v.clone()))
+                    .collect();
+                context.insert(toolsearch::policy::CLIENT_PATH.to_owned(), c.name.clone());
+                let session = toolsearch::exec::Session::with_context(context);
+                [
+                    c.name.clone(),
+                    gateway.engine().visible_tools(&session).to_string(),
+                ]
+            })
+            .collect();
+        if !clients.is_empty() {
+            writeln!(out).context("writing to stdout")?;
+            crate::table::write(&mut out, ["client", "tools it sees"], &clients, &[])
+                .context("writing to stdout")?;
+        }
         let ok = statuses.iter().all(|s| s.status.is_ok());
         Ok(if ok {
             ExitCode::SUCCESS

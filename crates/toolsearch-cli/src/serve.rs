@@ -6,13 +6,14 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use rmcp::ServiceExt;
 use toolsearch::config::load_config;
 use toolsearch_mcp::http::{HttpOptions, serve_http};
-use toolsearch_mcp::{Gateway, GatewayServer};
+use toolsearch_mcp::{Authenticator, Gateway, GatewayServer};
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -20,7 +21,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Serve streamable HTTP instead of stdio, on ADDR (default 127.0.0.1:8848, loopback).
-    /// Set TOOLSEARCH_HTTP_TOKEN to require `Authorization: Bearer <token>`.
+    /// Callers authenticate with the config's [[client]] tokens or [auth.jwt] JWTs; set
+    /// TOOLSEARCH_HTTP_TOKEN to add one client, `default`, with that bearer token.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = DEFAULT_HTTP_ADDR)]
     http: Option<String>,
 }
@@ -61,11 +63,14 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             tracing::warn!(%source, "{problem}");
         }
         if let Some(addr) = http {
+            let auth = Authenticator::new(gateway.access(), std::env::var(TOKEN_VAR).ok())
+                .await
+                .context("setting up authentication")?;
             let options = HttpOptions::new(addr)
-                .with_bearer_token(std::env::var(TOKEN_VAR).ok())
+                .with_auth(auth.map(Arc::new))
                 .with_session_limits(session_limits.0, session_limits.1);
-            if options.bearer_token.is_none() && !addr.ip().is_loopback() {
-                tracing::warn!(%addr, "serving beyond loopback without {TOKEN_VAR}: anyone who can reach it can call every tool");
+            if options.auth.is_none() && !addr.ip().is_loopback() {
+                tracing::warn!(%addr, "serving beyond loopback without [[client]], [auth.jwt] or {TOKEN_VAR}: anyone who can reach it can call every tool");
             }
             let server = serve_http(gateway.clone(), options).await.with_context(|| format!("listening on {addr}"))?;
             eprintln!("toolsearch: serving MCP on http://{}/ (streamable HTTP)", server.local_addr);

@@ -19,7 +19,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use toolsearch::codeact::CodeRunner;
-use toolsearch::config::{Config, SourceKind};
+use toolsearch::config::{AccessConfig, Config, SourceKind};
+use toolsearch::policy::{CLIENT_PATH, Policy, ToolGlobs};
 use toolsearch::search::semantic::SemanticSearch;
 use toolsearch::skills::Skills;
 use toolsearch::{Engine, EngineError, SourceTools, ToolDef};
@@ -57,6 +58,17 @@ pub enum GatewayError {
     /// ([`GatewayOptions::skills`]).
     #[error("the config names skills folders, but no skills catalog was loaded for the gateway")]
     SkillsNotLoaded,
+    /// The audit log cannot be opened.
+    #[error("audit.file {file}: {message}")]
+    Audit {
+        /// The file.
+        file: String,
+        /// The cause.
+        message: String,
+    },
+    /// A `[[policy]]` does not compile.
+    #[error("{0}")]
+    Policy(String),
     /// A source kind this build does not know.
     #[error("source {0:?}: this kind of source is not supported")]
     Unsupported(String),
@@ -114,6 +126,8 @@ pub struct SourceStatus {
 /// Every source behind one engine.
 pub struct Gateway {
     engine: Arc<Engine>,
+    /// Callers and what they may do.
+    access: AccessConfig,
     states: Mutex<Vec<SourceState>>,
     stop: CancellationToken,
     /// How many sources are still connecting.
@@ -194,10 +208,27 @@ impl Gateway {
         if let Some(n) = config.max_tool_calls {
             builder = builder.max_tool_calls(n);
         }
+        let policy = Policy::new(&config.access.policies).map_err(GatewayError::Policy)?;
+        builder = builder.policy(policy);
+        if !config.access.approval.is_empty() {
+            let tools = ToolGlobs::new(&config.access.approval).map_err(GatewayError::Policy)?;
+            builder = builder.ask_before(tools);
+        }
+        if let Some(rate) = config.access.rate {
+            builder = builder.rate_limit(rate);
+        }
+        if let Some(path) = &config.access.audit_file {
+            let sink = crate::audit::file_sink(path).map_err(|e| GatewayError::Audit {
+                file: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            builder = builder.audit(sink);
+        }
         let engine = builder.build()?;
         let connecting = states.iter().filter(|s| s.connecting).count();
         let gateway = Arc::new(Self {
             engine: Arc::new(engine),
+            access: config.access,
             states: Mutex::new(states),
             stop: CancellationToken::new(),
             settling: watch::Sender::new(connecting),
@@ -262,10 +293,36 @@ impl Gateway {
             .collect()
     }
 
+    /// The access configuration (callers, policies).
+    pub fn access(&self) -> &AccessConfig {
+        &self.access
+    }
+
+    /// Whether every session of an authenticated caller has context `path`: [`SESSION_CONTEXT`]
+    /// always; with JWTs, any `identity.*` claim may be there; with clients only,
+    /// `identity.client` and the claims every client has.
+    fn context_available(&self, path: &str) -> bool {
+        if SESSION_CONTEXT.contains(&path) {
+            return true;
+        }
+        let Some(claim) = path.strip_prefix("identity.") else {
+            return false;
+        };
+        if self.access.jwt.is_some() {
+            return true;
+        }
+        !self.access.clients.is_empty()
+            && (path == CLIENT_PATH
+                || self
+                    .access
+                    .clients
+                    .iter()
+                    .all(|c| c.claims.contains_key(claim)))
+    }
+
     /// Sources whose context headers need a value no session of this gateway has: each such
-    /// source with what it lacks. Sessions of [`GatewayServer`](crate::GatewayServer) carry
-    /// only [`SESSION_CONTEXT`]; `identity.*` values need authenticated callers, which this
-    /// build does not have yet, so every call to such a source would fail.
+    /// source with what it lacks. Every session carries [`SESSION_CONTEXT`]; an authenticated
+    /// caller's (over HTTP) adds its identity (see `context_available`).
     pub fn context_problems(&self) -> Vec<(String, String)> {
         lock(&self.states)
             .iter()
@@ -278,14 +335,14 @@ impl Gateway {
                 };
                 let missing: Vec<String> = context_headers
                     .iter()
-                    .filter(|(_, path)| !SESSION_CONTEXT.contains(&path.as_str()))
+                    .filter(|(_, path)| !self.context_available(path))
                     .map(|(header, path)| format!("{path} (for {header})"))
                     .collect();
                 (!missing.is_empty()).then(|| {
                     (
                         s.config.name.clone(),
                         format!(
-                            "its context_headers need {}, which no session of this gateway has (sessions carry only {}); every call to it would fail",
+                            "its context_headers need {}, which no session of this gateway has (every session carries {}; authenticated callers add identity.client and their claims); every call to it would fail",
                             missing.join(", "),
                             SESSION_CONTEXT.join(", ")
                         ),

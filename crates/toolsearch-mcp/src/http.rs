@@ -30,7 +30,11 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::Authenticator;
 use crate::{Gateway, GatewayServer, jsonrpc};
+
+/// Where the protected-resource metadata (RFC 9728) is served.
+pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
 /// Loopback origins a local browser client may use.
 pub const LOOPBACK_ORIGINS: [&str; 3] =
@@ -51,6 +55,9 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     /// A session unused this long is closed (default [`DEFAULT_SESSION_IDLE`]).
     pub session_idle: Duration,
+    /// Who may call, and who each caller is (`[[client]]`, `[auth.jwt]`): every request needs a
+    /// valid bearer token, and its caller's identity becomes its session's context.
+    pub auth: Option<Arc<Authenticator>>,
 }
 
 /// Default of [`HttpOptions::max_sessions`]: an open session holds ~160 KB here (BENCHMARKS.md),
@@ -68,7 +75,14 @@ impl HttpOptions {
             allowed_origins: Vec::new(),
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle: DEFAULT_SESSION_IDLE,
+            auth: None,
         }
+    }
+
+    /// Authenticates every request with `auth`.
+    pub fn with_auth(mut self, auth: Option<Arc<Authenticator>>) -> Self {
+        self.auth = auth;
+        self
     }
 
     /// Sets the session limits (`None` keeps a default).
@@ -232,6 +246,46 @@ fn plain(status: StatusCode, text: &'static str) -> HttpResponse {
     r
 }
 
+/// The gateway's own URL as the request reached it (`X-Forwarded-Proto` says the scheme
+/// behind a TLS-terminating proxy).
+fn base_url(parts: &http::request::Parts) -> String {
+    let host = parts
+        .headers
+        .get(http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost");
+    let scheme = parts
+        .headers
+        .get("x-forwarded-proto")
+        .and_then(|h| h.to_str().ok())
+        .filter(|s| *s == "https" || *s == "http")
+        .unwrap_or("http");
+    format!("{scheme}://{host}")
+}
+
+/// 401 pointing at the protected-resource metadata.
+fn unauthorized(base: &str, why: &str) -> HttpResponse {
+    let mut r = Response::new(Full::new(Bytes::from(format!("{why}\n"))).boxed());
+    *r.status_mut() = StatusCode::UNAUTHORIZED;
+    let challenge = format!(
+        "Bearer resource_metadata=\"{base}{RESOURCE_METADATA_PATH}\", error=\"invalid_token\""
+    );
+    if let Ok(v) = http::HeaderValue::from_str(&challenge) {
+        r.headers_mut().insert(http::header::WWW_AUTHENTICATE, v);
+    }
+    r
+}
+
+/// The protected-resource metadata of RFC 9728.
+fn resource_metadata(base: &str, auth: &Authenticator) -> HttpResponse {
+    let body = serde_json::json!({
+        "resource": format!("{base}/"),
+        "authorization_servers": auth.authorization_servers(),
+        "bearer_methods_supported": ["header"],
+    });
+    json_rpc_error(StatusCode::OK, &body)
+}
+
 /// Binds and serves `gateway` until [`HttpServer::shutdown`]. Each MCP session gets its own
 /// [`GatewayServer`] (its own usage count).
 pub async fn serve_http(
@@ -265,6 +319,7 @@ pub async fn serve_http(
         config,
     ));
     let token: Token = Arc::new(std::sync::RwLock::new(bearer(options.bearer_token)));
+    let auth = options.auth.clone();
     let server_token = token.clone();
     let accept_stop = stop.clone();
     let task = tokio::spawn(async move {
@@ -285,12 +340,14 @@ pub async fn serve_http(
             let service = service.clone();
             let token = token.clone();
             let sessions = sessions.clone();
+            let auth = auth.clone();
             let conn_stop = accept_stop.clone();
             tokio::spawn(async move {
                 let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
                     let service = service.clone();
                     let token = token.clone();
                     let sessions = sessions.clone();
+                    let auth = auth.clone();
                     async move {
                         let expected = token.read().unwrap_or_else(|p| p.into_inner()).clone();
                         if let Some(expected) = expected {
@@ -306,7 +363,26 @@ pub async fn serve_http(
                                 ));
                             }
                         }
-                        let (parts, body) = req.into_parts();
+                        let (mut parts, body) = req.into_parts();
+                        if let Some(auth) = &auth {
+                            let base = base_url(&parts);
+                            if parts.uri.path() == RESOURCE_METADATA_PATH {
+                                return Ok(resource_metadata(&base, auth));
+                            }
+                            let given = parts
+                                .headers
+                                .get(http::header::AUTHORIZATION)
+                                .and_then(|v| bearer_token(v.as_bytes()));
+                            match auth.authenticate(given).await {
+                                Ok(identity) => {
+                                    parts.extensions.insert(identity);
+                                }
+                                Err(e) => {
+                                    tracing::debug!(error = %e, "request refused");
+                                    return Ok(unauthorized(&base, &e.to_string()));
+                                }
+                            }
+                        }
                         let is_delete = parts.method == http::Method::DELETE;
                         let body = if parts.method == http::Method::POST {
                             match checked_body(body).await {

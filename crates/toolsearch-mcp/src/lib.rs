@@ -4,11 +4,15 @@
 // (docs/architecture.md; `crates/toolsearch/tests/layers.rs` checks there is no circle).
 //   secrets, convert, jsonrpc — `${env:NAME}` expansion, rmcp ↔ engine types, JSON-RPC errors
 //   upstream                  — one upstream MCP server: connect (stdio, HTTP), list, call
+//   auth                      — who is calling: client tokens and JWTs → the caller's identity
+//   audit                     — the audit log file
 //   gateway                   — every source behind one engine, supervised
 //   passthrough               — upstream resources and prompts under source-scoped names
 //   server                    — the MCP server a client talks to
 //   stdio, http               — the transports the server is served on
 
+mod audit;
+pub mod auth;
 mod convert;
 pub mod gateway;
 pub mod http;
@@ -19,6 +23,7 @@ mod server;
 pub mod stdio;
 pub mod upstream;
 
+pub use auth::{Authenticator, CallerIdentity};
 pub use gateway::{Gateway, GatewayError, GatewayOptions, SourceStatus};
 pub use http::{HttpOptions, HttpServer, serve_http};
 pub use secrets::MissingSecret;

@@ -2,7 +2,7 @@
 //! direct tools, with the generated instructions, and every call goes through the engine. The
 //! upstreams' resources, resource templates and prompts pass through ([`crate::passthrough`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
@@ -16,6 +16,7 @@ use serde_json::Value;
 use tokio_util::sync::{CancellationToken, DropGuard};
 use toolsearch::exec::Session;
 
+use crate::auth::CallerIdentity;
 use crate::convert;
 use crate::{Gateway, passthrough};
 
@@ -45,11 +46,19 @@ const KNOWN_METHODS: [&str; 21] = [
     "resources/directory/read",
 ];
 
+/// The session of one downstream session, made on its first request: with the caller's
+/// identity as its trusted context when the HTTP front authenticated one.
+#[derive(Debug)]
+struct Bound {
+    caller: Option<String>,
+    session: Arc<Session>,
+}
+
 /// One downstream session's server.
 #[derive(Debug, Clone)]
 pub struct GatewayServer {
     gateway: Arc<Gateway>,
-    session: Arc<Session>,
+    bound: Arc<OnceLock<Bound>>,
     /// Cancelled when the last clone of this server is dropped (its session has ended), which
     /// ends the session's notification task: without it every closed session left one behind.
     ended: CancellationToken,
@@ -62,10 +71,36 @@ impl GatewayServer {
         let ended = CancellationToken::new();
         Self {
             gateway,
-            session: Arc::new(Session::new()),
+            bound: Arc::new(OnceLock::new()),
             _alive: Arc::new(ended.clone().drop_guard()),
             ended,
         }
+    }
+}
+
+impl GatewayServer {
+    /// This session's [`Session`]: made on the first request with the caller's identity (an
+    /// HTTP request authenticated by the front carries one in its extensions); a later request
+    /// by another caller is refused, so one caller's session never serves another.
+    fn session(&self, context: &RequestContext<RoleServer>) -> Result<Arc<Session>, McpError> {
+        let identity = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.extensions.get::<CallerIdentity>());
+        let bound = self.bound.get_or_init(|| Bound {
+            caller: identity.map(|i| i.key.clone()),
+            session: Arc::new(match identity {
+                Some(i) => Session::with_context(i.context.clone()),
+                None => Session::new(),
+            }),
+        });
+        if bound.caller.as_deref() != identity.map(|i| i.key.as_str()) {
+            return Err(McpError::invalid_request(
+                "this session belongs to another caller; open your own",
+                None,
+            ));
+        }
+        Ok(bound.session.clone())
     }
 }
 
@@ -184,25 +219,25 @@ impl ServerHandler for GatewayServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(passthrough::list_resources(&self.gateway, &self.session).await)
+        Ok(passthrough::list_resources(&self.gateway, &self.session(&context)?).await)
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(passthrough::list_resource_templates(&self.gateway, &self.session).await)
+        Ok(passthrough::list_resource_templates(&self.gateway, &self.session(&context)?).await)
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        passthrough::read_resource(&self.gateway, &self.session, request)
+        passthrough::read_resource(&self.gateway, &self.session(&context)?, request)
             .await
             .map(ReadResourceResponse::Complete)
     }
@@ -210,17 +245,17 @@ impl ServerHandler for GatewayServer {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        Ok(passthrough::list_prompts(&self.gateway, &self.session).await)
+        Ok(passthrough::list_prompts(&self.gateway, &self.session(&context)?).await)
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        passthrough::get_prompt(&self.gateway, &self.session, request)
+        passthrough::get_prompt(&self.gateway, &self.session(&context)?, request)
             .await
             .map(GetPromptResponse::Complete)
     }
@@ -247,13 +282,14 @@ impl ServerHandler for GatewayServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let session = self.session(&context)?;
         Ok(ListToolsResult {
             tools: self
                 .gateway
                 .engine()
-                .tools()
+                .tools_for(&session)
                 .into_iter()
                 .map(convert::mcp_tool)
                 .collect(),
@@ -264,13 +300,13 @@ impl ServerHandler for GatewayServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let result = self
             .gateway
             .engine()
-            .handle_in(&self.session, &request.name, arguments)
+            .handle_in(&self.session(&context)?, &request.name, arguments)
             .await;
         Ok(CallToolResponse::Complete(convert::mcp_result(&result)))
     }

@@ -7,70 +7,13 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use http::request::Parts;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, Tool,
-};
-use rmcp::service::{RequestContext, RoleServer};
-use rmcp::{ErrorData, ServerHandler};
 use serde_json::json;
 use toolsearch::config::parse_config;
 use toolsearch::exec::Session;
 use toolsearch_mcp::Gateway;
 
-#[derive(Clone)]
-struct Whoami;
-
-impl ServerHandler for Whoami {
-    fn get_info(&self) -> rmcp::model::InitializeResult {
-        rmcp::model::InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _r: Option<PaginatedRequestParams>,
-        _c: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let schema =
-            serde_json::from_value(json!({"type": "object", "properties": {}})).expect("schema");
-        Ok(ListToolsResult {
-            tools: vec![Tool::new(
-                "whoami",
-                "Tell which tenant and run the request belongs to.",
-                Arc::new(schema),
-            )],
-            ..ListToolsResult::default()
-        })
-    }
-
-    async fn call_tool(
-        &self,
-        _r: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let header = |name: &str| {
-            context
-                .extensions
-                .get::<Parts>()
-                .and_then(|p| p.headers.get(name))
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("-")
-                .to_owned()
-        };
-        let text = format!(
-            "tenant={};run={}",
-            header("x-tenant-id"),
-            header("x-run-id")
-        );
-        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
-            ContentBlock::text(text),
-        ])))
-    }
-}
-
 async fn serve_whoami() -> std::net::SocketAddr {
-    common::serve_rmcp_http(|| Whoami).await
+    common::serve_rmcp_http(|| common::Whoami).await
 }
 
 fn session(tenant: Option<&str>) -> Arc<Session> {

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use toolsearch::catalog::{Directory, parse_catalog};
+use toolsearch::config::PolicyRule;
+use toolsearch::policy::Policy;
 use toolsearch::search::reference::rank_all;
 use toolsearch::{Engine, Settings, Snapshot};
 
@@ -41,6 +43,21 @@ fn engine(size: usize) -> &'static Engine {
             .collect()
     });
     &all.iter().find(|(n, _)| *n == size).expect("size").1
+}
+
+/// The 10k engine with a policy that hides every tool of the groups whose names start with
+/// a–m (about half of them), for every caller.
+fn policy_engine() -> &'static Engine {
+    static E: OnceLock<Engine> = OnceLock::new();
+    E.get_or_init(|| {
+        let policy =
+            Policy::new(&[PolicyRule::for_everyone(&["*"], &["[a-mA-M]*"])]).expect("valid policy");
+        Engine::builder()
+            .sources(sources(10_000))
+            .policy(policy)
+            .build()
+            .expect("valid")
+    })
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -116,6 +133,45 @@ fn report() {
         );
     }
     println!();
+    // The same 10k queries for a caller whose policy hides about half the tools (filtered
+    // before ranking, against the shared indexes), alternated with the unfiltered engine.
+    let (open, filtered) = (engine(10_000), policy_engine());
+    let visible = filtered
+        .handle_control("list_tools", &json!({}))
+        .map(|o| o.value()["total"].as_u64().unwrap_or(0))
+        .unwrap_or(0);
+    let call = |e: &Engine, q: &str| {
+        black_box(e.handle_control("discover_tools", &json!({"query": q})));
+    };
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for round in 0..3 {
+        for q in qs {
+            let t = Instant::now();
+            call(open, q);
+            let x = t.elapsed();
+            let t = Instant::now();
+            call(filtered, q);
+            let y = t.elapsed();
+            if round > 0 {
+                a.push(x);
+                b.push(y);
+            }
+        }
+    }
+    a.sort_unstable();
+    b.sort_unstable();
+    println!(
+        "| 10000 tools, {visible} visible to the caller | unfiltered p50 | p99 | filtered p50 | p99 | ratio p50 |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let (a50, b50) = (percentile(&a, 0.5), percentile(&b, 0.5));
+    println!(
+        "| warm, alternated | {a50:.0?} | {:.0?} | {b50:.0?} | {:.0?} | {:.2}x |",
+        percentile(&a, 0.99),
+        percentile(&b, 0.99),
+        b50.as_secs_f64() / a50.as_secs_f64()
+    );
+    println!();
     println!(
         "| tools | JSON bytes | load: parse + validate + index | of which directory build (validate, entries, index) |"
     );
@@ -153,6 +209,18 @@ fn main() {
 #[divan::bench(args = [1_000, 10_000, 100_000])]
 fn discover(bencher: divan::Bencher, size: usize) {
     let e = engine(size);
+    let qs = queries();
+    let mut i = 0;
+    bencher.bench_local(|| {
+        i = (i + 1) % qs.len();
+        black_box(e.handle_control("discover_tools", &json!({"query": qs[i]})))
+    });
+}
+
+/// `discover` at 10k for a caller whose policy hides about half the tools.
+#[divan::bench]
+fn discover_policy_half_10k(bencher: divan::Bencher) {
+    let e = policy_engine();
     let qs = queries();
     let mut i = 0;
     bencher.bench_local(|| {

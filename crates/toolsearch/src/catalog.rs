@@ -4,6 +4,7 @@ pub mod directory;
 pub mod file;
 pub mod name;
 pub mod schema_text;
+mod visibility;
 
 use std::sync::Arc;
 
@@ -14,6 +15,7 @@ use crate::exec::Executor;
 pub use directory::{DirectEntry, Directory, DirectoryError, GroupEntry, ToolEntry, ToolId};
 pub use file::{CatalogFile, CatalogFileError, load_catalog_file, parse_catalog};
 pub use name::canonical_name;
+pub use visibility::{View, Visibility};
 
 /// One tool as a source describes it (the shape of an MCP `tools/list` entry).
 #[derive(Debug, Clone, PartialEq)]

@@ -1,5 +1,7 @@
 //! Settings of the engine and the gateway config file (TOML), parsed raw then validated.
 
+mod access;
+mod access_file;
 mod codeact;
 mod file;
 mod raw;
@@ -8,6 +10,10 @@ mod settings;
 mod settings_file;
 mod source;
 
+pub use access::{
+    AccessConfig, ClientConfig, JWT_ALGORITHMS, JwksSource, JwtConfig, PolicyRule, RateLimit,
+    glob_problem,
+};
 pub use codeact::CodeActSettings;
 pub use file::{Config, ConfigError, load_config, parse_config};
 pub use search::{

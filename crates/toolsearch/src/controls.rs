@@ -10,10 +10,10 @@ mod groups;
 
 use serde_json::Value;
 
-pub use definitions::{ToolDefinition, control_definitions, instructions};
+pub use definitions::{ToolDefinition, control_definitions, control_definitions_for, instructions};
 pub(crate) use describe::resolve;
 
-use crate::catalog::Directory;
+use crate::catalog::{Directory, View, Visibility};
 use crate::config::{Settings, Surface};
 use crate::error::{ErrorCode, ToolError};
 use crate::search::semantic::SemanticSearch;
@@ -35,6 +35,8 @@ pub struct Context<'a> {
     pub semantic: Option<&'a SemanticSearch>,
     /// The skills catalog and its indexes (`capabilities` surface).
     pub skills: Option<(&'a Skills, &'a SearchIndex)>,
+    /// The caller's catalog (`None`: every tool).
+    pub visible: Option<&'a Visibility>,
 }
 
 impl<'a> Context<'a> {
@@ -46,7 +48,19 @@ impl<'a> Context<'a> {
             settings,
             semantic: None,
             skills: None,
+            visible: None,
         }
+    }
+
+    /// Sets the caller's catalog: tools it does not show do not exist for these controls.
+    pub fn with_visible(mut self, visible: Option<&'a Visibility>) -> Self {
+        self.visible = visible;
+        self
+    }
+
+    /// The directory as the caller sees it.
+    pub fn view(&self) -> View<'a> {
+        View::new(self.dir, self.visible)
     }
 
     /// Sets the embedder.
@@ -191,12 +205,12 @@ pub fn host_functions(settings: &Settings) -> Vec<String> {
 /// Runs a discovery control against a snapshot. The call controls are answered by the
 /// dispatcher ([`Engine::handle`](crate::Engine::handle)); here they are an `invalid_request`.
 pub fn run_discovery(ctx: &Context<'_>, control: Control, arguments: &Value) -> ControlOutput {
-    let (dir, settings) = (ctx.dir, ctx.settings);
+    let settings = ctx.settings;
     let out = match control {
         Control::Discover => discover::discover(ctx, arguments),
         Control::List => discover::list(ctx, arguments),
-        Control::Describe => describe::describe(dir, settings, arguments),
-        Control::ListGroups => groups::list_groups(dir, settings, arguments),
+        Control::Describe => describe::describe(ctx.view(), settings, arguments),
+        Control::ListGroups => groups::list_groups(ctx.view(), settings, arguments),
         Control::SearchProxy => discover::search_proxy(ctx, arguments),
         Control::SearchCapabilities => capabilities::search_capabilities(ctx, arguments),
         Control::GetSkill => {

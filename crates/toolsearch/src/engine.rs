@@ -21,12 +21,13 @@ pub use snapshot::Snapshot;
 use builder::check_clashes;
 use snapshot::Live;
 
-use crate::catalog::{Directory, SourceTools};
+use crate::catalog::{Directory, SourceTools, View, Visibility};
 use crate::codeact::CodeRunner;
 use crate::config::Settings;
 use crate::controls::{self, ControlOutput, ToolDefinition};
-use crate::dispatch::CallPath;
+use crate::dispatch::{AuditSink, CallPath, RateLimiter};
 use crate::exec::{CallResult, Session};
+use crate::policy::Policy;
 use crate::search::semantic::SemanticSearch;
 use crate::search::{Query, SearchError, SearchIndex, Searcher};
 use crate::skills::Skills;
@@ -43,6 +44,9 @@ pub struct Engine {
     semantic: Option<Arc<SemanticSearch>>,
     skills: Option<Arc<SkillSet>>,
     runner: Option<Arc<dyn CodeRunner>>,
+    policy: Policy,
+    rate: Option<RateLimiter>,
+    audit: Option<AuditSink>,
 }
 
 /// The skills catalog with its indexes.
@@ -52,18 +56,20 @@ struct SkillSet {
     index: SearchIndex,
 }
 
-/// Answers discovery control `control` over `snap`.
+/// Answers discovery control `control` over `snap`, as a caller who sees `visible`.
 fn run_discovery(
     snap: &Snapshot,
     settings: &Settings,
     semantic: Option<&SemanticSearch>,
     skills: Option<&SkillSet>,
+    visible: Option<&Visibility>,
     control: controls::Control,
     arguments: &Value,
 ) -> ControlOutput {
     let ctx = controls::Context::new(snap.directory(), snap.index(), settings)
         .with_semantic(semantic)
-        .with_skills(skills.map(|s| (&*s.skills, &s.index)));
+        .with_skills(skills.map(|s| (&*s.skills, &s.index)))
+        .with_visible(visible);
     controls::run_discovery(&ctx, control, arguments)
 }
 
@@ -104,8 +110,9 @@ impl Engine {
         if message.trim().is_empty() || k == 0 || dir.tools().is_empty() {
             return Ok(out);
         }
+        let visible = self.visibility(&snap, &self.session);
         let hits = Searcher::new(dir, snap.index(), &self.settings, self.semantic.as_deref())
-            .rank(&Query::new(message, self.settings.method, k))?
+            .rank(&Query::new(message, self.settings.method, k).visible_to(visible.as_deref()))?
             .hits;
         out.extend(hits.into_iter().map(|h| {
             let t = dir.tool(h.tool);
@@ -165,16 +172,31 @@ impl Engine {
 
     /// Every tool the model sees: the controls, then the direct tools.
     pub fn tools(&self) -> Vec<ToolDefinition> {
+        self.tools_for(&self.session)
+    }
+
+    /// Every tool the caller of `session` sees: the controls (naming only its groups), then
+    /// the direct tools it may see.
+    pub fn tools_for(&self, session: &Session) -> Vec<ToolDefinition> {
         let snap = self.snapshot();
-        let dir = snap.directory();
-        let mut out = controls::control_definitions(&self.settings, dir);
-        out.extend(dir.direct().iter().map(|d| ToolDefinition {
+        let visible = self.visibility(&snap, session);
+        let view = View::new(snap.directory(), visible.as_deref());
+        let mut out = controls::control_definitions_for(&self.settings, view);
+        out.extend(view.direct().map(|(_, d)| ToolDefinition {
             name: d.def.name.clone(),
             description: d.def.description.clone(),
             input_schema: Value::Object(d.def.input_schema.clone()),
             output_schema: d.def.output_schema.clone().map(Value::Object),
         }));
         out
+    }
+
+    /// How many tools (grouped and direct) the caller of `session` sees now.
+    pub fn visible_tools(&self, session: &Session) -> usize {
+        let snap = self.snapshot();
+        let visible = self.visibility(&snap, session);
+        let view = View::new(snap.directory(), visible.as_deref());
+        view.tool_total() + view.direct().count()
     }
 
     /// The generated instructions (none when nothing is grouped).
@@ -190,14 +212,24 @@ impl Engine {
             return None;
         }
         let control = controls::control_for(&self.settings, name).filter(|c| c.is_discovery())?;
+        let visible = self.visibility(&snap, &self.session);
         Some(run_discovery(
             &snap,
             &self.settings,
             self.semantic.as_deref(),
             self.skills.as_deref(),
+            visible.as_deref(),
             control,
             arguments,
         ))
+    }
+
+    /// What the caller of `session` may see in `snap` (`None`: no policy, everything).
+    pub(crate) fn visibility(&self, snap: &Snapshot, session: &Session) -> Option<Arc<Visibility>> {
+        if self.policy.is_open() {
+            return None;
+        }
+        Some(snap.visibility(&self.policy, self.policy.class_of(session)))
     }
 
     /// Answers any tool call the model makes, counted in the engine's own session.
@@ -217,7 +249,7 @@ impl Engine {
         async {
             let started = Instant::now();
             let result = self
-                .answer(session, route::Caller::Model, name, arguments)
+                .call(session, route::Caller::Model, name, arguments)
                 .await
                 .into_call_result();
             tracing::info!(

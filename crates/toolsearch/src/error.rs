@@ -43,6 +43,8 @@ pub enum ErrorCode {
     ResourceLimit,
     /// A CodeAct program called a tool its source does not let programs call; nothing ran.
     CodeactDenied,
+    /// The caller is over its rate limit; nothing ran.
+    RateLimited,
 }
 
 impl ErrorCode {
@@ -67,6 +69,7 @@ impl ErrorCode {
             Self::CodeFailed => "code_failed",
             Self::ResourceLimit => "resource_limit",
             Self::CodeactDenied => "codeact_denied",
+            Self::RateLimited => "rate_limited",
         }
     }
 }
@@ -192,6 +195,11 @@ impl ToolError {
     /// `codeact_denied`.
     pub fn codeact_denied(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::CodeactDenied, message)
+    }
+
+    /// `rate_limited`.
+    pub fn rate_limited(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::RateLimited, message)
     }
 
     /// The result as a JSON object.

@@ -2,6 +2,7 @@
 //! back ([`CallResult`], [`ExecError`]) and the run it works for ([`Session`]). It knows
 //! nothing of catalogs, search or controls.
 
+mod approver;
 mod result;
 mod session;
 
@@ -12,6 +13,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+pub use approver::{ApprovalAnswer, ApprovalRequest, Approver};
 pub use result::CallResult;
 pub use session::Session;
 

@@ -9,6 +9,7 @@
 //   catalog               — tools, groups, names, catalog files, the directory snapshot
 //   skills                — the skills catalog (Agent Skills folders)
 //   config                — settings and the gateway config file, as plain data
+//   policy                — per-caller catalogs: which rules apply, what they let a caller see
 //   search                — indexes over a corpus and the one ranking entry point
 //   eval                  — retrieval quality over labelled queries
 //   dispatch              — argument validation, hooks, the one call path, typed local tools
@@ -26,6 +27,7 @@ pub mod eval;
 pub mod exec;
 mod page;
 mod parallel;
+pub mod policy;
 pub mod search;
 pub mod skills;
 pub mod text;

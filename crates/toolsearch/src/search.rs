@@ -23,7 +23,7 @@ pub use ranking::{Hit, Query, Ranking, Scored};
 
 use std::ops::Range;
 
-use crate::catalog::ToolId;
+use crate::catalog::{ToolId, Visibility};
 use crate::config::{SearchMethod, Settings};
 use semantic::{SemanticSearch, dot};
 
@@ -112,7 +112,7 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
             let r = self
                 .index
                 .keyword()
-                .search_fields(q.text, scope, q.need, q.fields);
+                .search_fields(q.text, scope, q.need, q.fields, q.visible);
             let hits = r
                 .matches
                 .into_iter()
@@ -129,14 +129,16 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
             });
         }
         let exact = if q.exact_first {
-            self.index.keyword().exact_matches(q.text, scope.clone())
+            let mut exact = self.index.keyword().exact_matches(q.text, scope.clone());
+            exact.retain(|t| q.visible.is_none_or(|v| v.tool(*t)));
+            exact
         } else {
             Vec::new()
         };
         let need = q.need.saturating_add(exact.len());
         let (scored, total) = match q.method {
-            SearchMethod::Bm25 => self.bm25().search(q.text, scope, need),
-            method => self.dense(method, q.text, scope, need)?,
+            SearchMethod::Bm25 => self.bm25().search_visible(q.text, scope, need, q.visible),
+            method => self.dense(method, q.text, scope, need, q.visible)?,
         };
         Ok(Ranking::exact_first(exact, scored, total, q.need))
     }
@@ -201,18 +203,19 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
         query: &str,
         scope: Range<ToolId>,
         need: usize,
+        visible: Option<&Visibility>,
     ) -> Result<(Vec<Scored>, usize), SearchError> {
         let semantic = self.semantic.ok_or_else(|| needs_embedder(method))?;
         let vectors = self.index.vectors(self.corpus, semantic)?;
         let q = semantic.embed_query(query)?;
         let min = semantic.min_similarity();
         if method == SearchMethod::Semantic {
-            return Ok(vectors.search(&q, scope, need, min));
+            return Ok(vectors.search_visible(&q, scope, need, min, visible));
         }
         let depth = need.max(hybrid::DEPTH);
         // Unfloored: `fuse` applies the floor to candidates, not to the scale.
-        let (dense, _) = vectors.search(&q, scope.clone(), depth, f32::MIN);
-        let (bm25, _) = self.bm25().search(query, scope, depth);
+        let (dense, _) = vectors.search_visible(&q, scope.clone(), depth, f32::MIN, visible);
+        let (bm25, _) = self.bm25().search_visible(query, scope, depth, visible);
         Ok(hybrid::fuse(
             &bm25,
             &dense,

@@ -39,9 +39,15 @@ pub fn python(venv: &str) -> PathBuf {
 
 /// Runs `tests/python/SCRIPT ARGS...` in `venv` and returns its stdout; fails when it fails.
 pub fn run_python(venv: &str, script: &str, args: &[String]) -> String {
+    run_python_with(venv, script, args, &[])
+}
+
+/// [`run_python`] with extra environment variables.
+pub fn run_python_with(venv: &str, script: &str, args: &[String], env: &[(&str, &str)]) -> String {
     let o = std::process::Command::new(python(venv))
         .arg(root().join("tests/python").join(script))
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("run the python client");
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -106,10 +112,16 @@ pub struct HttpGateway {
 
 impl HttpGateway {
     pub fn start(config: &std::path::Path) -> Self {
+        Self::start_with(config, &[])
+    }
+
+    /// `serve --http` with extra environment variables (client tokens).
+    pub fn start_with(config: &std::path::Path, env: &[(&str, &str)]) -> Self {
         use std::io::BufRead;
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"))
             .args(["serve", "--http", "127.0.0.1:0", "--config"])
             .arg(config)
+            .envs(env.iter().copied())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())

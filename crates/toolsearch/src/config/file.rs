@@ -11,6 +11,8 @@
 use std::path::{Path, PathBuf};
 
 use super::Settings;
+use super::access::AccessConfig;
+use super::access_file::access;
 use super::raw::RawConfig;
 use super::settings_file::settings;
 use super::source::{SourceConfig, validate_source};
@@ -36,6 +38,9 @@ pub struct Config {
     /// `skills`: folders of Agent Skills (`SKILL.md`) for the `capabilities` surface, each a
     /// skill folder or a folder of them; relative to the config file's folder.
     pub skills: Vec<PathBuf>,
+    /// Callers and what they may do: `[[client]]`, `[auth.jwt]`, `[[policy]]`, `[approval]`,
+    /// `[limits] rate`, `[audit]`.
+    pub access: AccessConfig,
 }
 
 /// Why a config could not be used.
@@ -109,7 +114,8 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
             sources.push(src);
         }
     }
-    let limits = raw.limits.unwrap_or_default();
+    let mut limits = raw.limits.take().unwrap_or_default();
+    let access = access(&mut raw, limits.rate.take(), base, problems);
     let call_timeout = match limits.call_timeout_ms {
         None => None,
         Some(ms) if (1..=86_400_000).contains(&ms) => {
@@ -171,6 +177,7 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
         max_http_sessions,
         http_session_idle,
         skills,
+        access,
     }
 }
 
@@ -435,6 +442,117 @@ catalog = "c.json"
         }
         assert!(parse("[codeact]\nenable = true\n").is_err());
         assert!(parse("[[source]]\nname='a'\ncatalog='x'\ncodeact='yes'\n").is_err());
+    }
+
+    #[test]
+    fn the_identity_and_policy_sections_parse_and_validate() {
+        let c = parse(
+            r#"
+[[client]]
+name = "alice"
+token = "${env:ALICE_TOKEN}"
+claims = { tenant_id = "acme", team = "support" }
+[auth.jwt]
+jwks = "https://idp.example.com/.well-known/jwks.json"
+issuer = "https://idp.example.com/"
+audience = "toolsearch"
+algorithms = ["RS256", "ES256"]
+leeway_s = 30
+authorization_servers = ["https://idp.example.com/"]
+[[policy]]
+match = { client = "alice" }
+allow = ["crm/*", "billing/get_*"]
+deny = ["billing/refund_*"]
+[[policy]]
+match = { claims = { "identity.tenant_id" = "acme" } }
+allow = ["*"]
+[approval]
+tools = ["billing/refund_*"]
+[limits]
+rate = { calls_per_minute = 120, burst = 20 }
+[audit]
+file = "/var/log/toolsearch/audit.jsonl"
+"#,
+        )
+        .expect("the contract's example is valid");
+        let a = &c.access;
+        assert_eq!(a.clients[0].name, "alice");
+        assert_eq!(a.clients[0].claims["team"], "support");
+        let jwt = a.jwt.as_ref().expect("jwt");
+        assert_eq!(
+            jwt.jwks,
+            crate::config::JwksSource::Url("https://idp.example.com/.well-known/jwks.json".into())
+        );
+        assert_eq!((jwt.leeway_s, jwt.algorithms.len()), (30, 2));
+        assert_eq!(a.policies[0].client.as_deref(), Some("alice"));
+        assert_eq!(a.policies[1].claims["identity.tenant_id"], "acme");
+        assert_eq!(a.approval, ["billing/refund_*"]);
+        let rate = a.rate.expect("rate");
+        assert_eq!((rate.calls_per_minute, rate.burst), (120.0, 20));
+        assert_eq!(
+            a.audit_file.as_deref(),
+            Some(Path::new("/var/log/toolsearch/audit.jsonl"))
+        );
+        assert!(a.authenticates());
+        let c = parse("[auth.jwt]\njwks = \"keys.json\"\nissuer = \"i\"\naudience = \"a\"\n")
+            .expect("valid");
+        let jwt = c.access.jwt.expect("jwt");
+        assert_eq!(
+            jwt.jwks,
+            crate::config::JwksSource::File(PathBuf::from("/etc/ts/keys.json"))
+        );
+        assert_eq!(
+            (jwt.algorithms, jwt.authorization_servers),
+            (vec!["RS256".to_owned()], vec!["i".to_owned()])
+        );
+
+        let e = parse(
+            r#"
+[[client]]
+name = "a"
+token = "plain-secret"
+[[client]]
+name = "a"
+token = "${env:A}"
+[auth.jwt]
+jwks = "http://idp.example.com/jwks"
+issuer = ""
+audience = "x"
+algorithms = ["none", "HS256"]
+leeway_s = 9999
+[[policy]]
+match = { claims = { "tenant" = "x" } }
+allow = ["[z-a]"]
+[approval]
+tools = [""]
+[limits]
+rate = { calls_per_minute = 0 }
+[audit]
+file = ""
+"#,
+        )
+        .expect_err("invalid")
+        .to_string();
+        for needle in [
+            "client[0] (\"a\").token: a client's token comes from the environment",
+            "client[1] (\"a\").name: used by an earlier client",
+            "auth.jwt.issuer: missing or empty",
+            "auth.jwt.jwks: \"http://idp.example.com/jwks\": keys are fetched over https://",
+            "auth.jwt.algorithms: \"none\" is never accepted",
+            "auth.jwt.algorithms: \"HS256\" is not one of",
+            "auth.jwt.leeway_s: 9999 is outside 0..=600",
+            "policy[0].match.claims: \"tenant\" is not a context path",
+            "policy[0].allow[0]: \"[z-a]\"",
+            "approval.tools[0]: \"\": an empty glob",
+            "limits.rate.calls_per_minute",
+            "audit.file: missing or empty",
+        ] {
+            assert!(e.contains(needle), "{needle:?} not in {e}");
+        }
+        let c = parse(
+            "[auth.jwt]\njwks = \"http://127.0.0.1:9/jwks\"\nissuer = \"i\"\naudience = \"a\"\n",
+        );
+        assert!(c.is_ok(), "a loopback JWKS may be plain http");
     }
 
     #[test]

@@ -16,6 +16,73 @@ pub(super) struct RawConfig {
     pub(super) codeact: Option<RawCodeAct>,
     #[serde(default)]
     pub(super) source: Vec<RawSource>,
+    #[serde(default)]
+    pub(super) client: Vec<RawClient>,
+    pub(super) auth: Option<RawAuth>,
+    #[serde(default)]
+    pub(super) policy: Vec<RawPolicy>,
+    pub(super) approval: Option<RawApproval>,
+    pub(super) audit: Option<RawAudit>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawClient {
+    pub(super) name: Option<String>,
+    pub(super) token: Option<String>,
+    pub(super) claims: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawAuth {
+    pub(super) jwt: Option<RawJwt>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawJwt {
+    pub(super) jwks: Option<String>,
+    pub(super) issuer: Option<String>,
+    pub(super) audience: Option<String>,
+    pub(super) algorithms: Option<Vec<String>>,
+    pub(super) leeway_s: Option<i64>,
+    pub(super) authorization_servers: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPolicy {
+    #[serde(rename = "match")]
+    pub(super) when: Option<RawMatch>,
+    pub(super) allow: Option<Vec<String>>,
+    pub(super) deny: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMatch {
+    pub(super) client: Option<String>,
+    pub(super) claims: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawApproval {
+    pub(super) tools: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawAudit {
+    pub(super) file: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRate {
+    pub(super) calls_per_minute: Option<f64>,
+    pub(super) burst: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -25,6 +92,7 @@ pub(super) struct RawLimits {
     pub(super) max_tool_calls: Option<i64>,
     pub(super) max_http_sessions: Option<i64>,
     pub(super) http_session_idle_s: Option<i64>,
+    pub(super) rate: Option<RawRate>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::access_file::is_context_path;
 use super::raw::{RawCodeActTools, RawSource};
 use crate::catalog::CodeActTools;
 use crate::catalog::name::{group_description_problem, group_name_problem};
@@ -252,16 +253,6 @@ pub(super) fn validate_source(
         instructions: s.instructions.unwrap_or_default(),
         codeact,
     })
-}
-
-fn is_context_path(path: &str) -> bool {
-    !path.is_empty()
-        && path.split('.').all(|seg| {
-            !seg.is_empty()
-                && seg
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        })
 }
 
 /// Checks that every `${...}` in a value is a well-formed `${env:NAME}`.

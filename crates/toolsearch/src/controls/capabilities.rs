@@ -82,7 +82,7 @@ pub(super) fn search_capabilities(
     let k_skills = top_k(obj.get("topKSkills"), TOP_K_SKILLS);
     let tools = ctx
         .searcher()
-        .rank(&Query::new(query, method, k_tools))
+        .rank(&Query::new(query, method, k_tools).visible_to(ctx.visible))
         .map_err(unavailable)?
         .hits;
     let skill_hits: Vec<Value> = match ctx.skills.filter(|(s, _)| !s.all().is_empty()) {

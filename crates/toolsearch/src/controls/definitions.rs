@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::discover::MAX_QUERY_CHARS;
-use crate::catalog::Directory;
+use crate::catalog::{Directory, View};
 use crate::codeact::MAX_CODE_CHARS;
 use crate::config::{Settings, Surface};
 
@@ -45,13 +45,19 @@ fn def(name: &str, description: String, input_schema: Value) -> ToolDefinition {
 /// The controls of the configured surface; none when no grouped tool exists (and no grouped
 /// source is still connecting).
 pub fn control_definitions(settings: &Settings, dir: &Directory) -> Vec<ToolDefinition> {
-    if !dir.offers_controls() {
+    control_definitions_for(settings, View::new(dir, None))
+}
+
+/// The controls as one caller sees them: the toolproxy group `enum` and the capabilities
+/// server list name only the groups it can see.
+pub fn control_definitions_for(settings: &Settings, view: View<'_>) -> Vec<ToolDefinition> {
+    if !view.dir().offers_controls() {
         return Vec::new();
     }
     let mut out = match settings.surface {
         Surface::Toolsearch => toolsearch_controls(settings),
-        Surface::Toolproxy => toolproxy_controls(settings, dir),
-        Surface::Capabilities => capabilities_controls(settings, dir),
+        Surface::Toolproxy => toolproxy_controls(settings, view),
+        Surface::Capabilities => capabilities_controls(settings, view),
     };
     out.extend(codeact_controls(settings));
     out
@@ -114,12 +120,11 @@ fn codeact_controls(settings: &Settings) -> Vec<ToolDefinition> {
     out
 }
 
-fn capabilities_controls(settings: &Settings, dir: &Directory) -> Vec<ToolDefinition> {
+fn capabilities_controls(settings: &Settings, view: View<'_>) -> Vec<ToolDefinition> {
     let n = &settings.names;
-    let servers: Vec<String> = dir
+    let servers: Vec<String> = view
         .groups()
-        .iter()
-        .map(|g| format!("{} ({})", g.name, g.description))
+        .map(|(_, g)| format!("{} ({})", g.name, g.description))
         .collect();
     vec![
         def(
@@ -176,10 +181,10 @@ fn capabilities_controls(settings: &Settings, dir: &Directory) -> Vec<ToolDefini
     ]
 }
 
-fn toolproxy_controls(settings: &Settings, dir: &Directory) -> Vec<ToolDefinition> {
+fn toolproxy_controls(settings: &Settings, view: View<'_>) -> Vec<ToolDefinition> {
     let n = &settings.names;
     let max = settings.max_results;
-    let groups: Vec<&str> = dir.groups().iter().map(|g| g.name.as_str()).collect();
+    let groups: Vec<&str> = view.groups().map(|(_, g)| g.name.as_str()).collect();
     vec![
         def(
             &n.search_proxy,

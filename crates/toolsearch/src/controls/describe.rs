@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::args::{object, req_str};
 use super::discover::{FullEntry, entry_too_large, full_entry};
-use crate::catalog::{Directory, ToolId};
+use crate::catalog::{ToolId, View};
 use crate::config::Settings;
 use crate::error::ToolError;
 
@@ -16,14 +16,15 @@ struct Described<'a> {
 }
 
 pub(super) fn describe(
-    dir: &Directory,
+    view: View<'_>,
     settings: &Settings,
     arguments: &Value,
 ) -> Result<String, ToolError> {
+    let dir = view.dir();
     let obj = object(&settings.names.describe, arguments, &["group", "tool"])?;
     let group = req_str(obj, "group")?;
     let tool = req_str(obj, "tool")?;
-    let id = resolve(dir, settings, group, tool)?;
+    let id = resolve(view, settings, group, tool)?;
     let json = serde_json::to_string(&Described {
         detail: "full",
         tool: full_entry(dir, id, settings.codeact.enabled),
@@ -41,17 +42,19 @@ pub(super) fn describe(
     Ok(json)
 }
 
-/// Resolves `(group, tool)` in the current snapshot, with the model-facing errors.
+/// Resolves `(group, tool)` in the current snapshot as the caller sees it, with the
+/// model-facing errors (a hidden tool answers exactly as one that does not exist).
 pub(crate) fn resolve(
-    dir: &Directory,
+    view: View<'_>,
     settings: &Settings,
     group: &str,
     tool: &str,
 ) -> Result<ToolId, ToolError> {
-    let Some(g) = dir.group_index(group) else {
-        return Err(super::groups::unknown_group(dir, settings, group));
+    let dir = view.dir();
+    let Some(g) = view.group_index(group) else {
+        return Err(super::groups::unknown_group(view, settings, group));
     };
-    if let Some(id) = dir.tool_id(group, tool) {
+    if let Some(id) = view.tool_id(group, tool) {
         return Ok(id);
     }
     let entry = &dir.groups()[g as usize];
@@ -74,6 +77,7 @@ pub(crate) fn resolve(
     let range = entry.tools.clone();
     let hint = range
         .clone()
+        .filter(|id| view.sees(*id))
         .map(|id| dir.tool(id))
         .find(|t| t.canonical == tool || t.name.eq_ignore_ascii_case(tool))
         .map(|t| format!(" Did you mean the local name {:?}?", t.name))

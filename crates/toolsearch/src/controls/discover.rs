@@ -188,11 +188,12 @@ fn search_page(
     fields: u8,
 ) -> Result<String, ToolError> {
     let (dir, settings) = (ctx.dir, ctx.settings);
+    let view = ctx.view();
     let scope = match group {
         None => 0..dir.tools().len() as ToolId,
-        Some(g) => match dir.group_index(g) {
+        Some(g) => match view.group_index(g) {
             Some(i) => dir.groups()[i as usize].tools.clone(),
-            None => return Err(super::groups::unknown_group(dir, settings, g)),
+            None => return Err(super::groups::unknown_group(view, settings, g)),
         },
     };
     let max = settings.max_results;
@@ -208,7 +209,8 @@ fn search_page(
     let q = Query::new(query, method, need)
         .within(scope)
         .fields(fields)
-        .exact_first();
+        .exact_first()
+        .visible_to(ctx.visible);
     let dense = matches!(method, SearchMethod::Semantic | SearchMethod::Hybrid);
     if dense && ctx.semantic.is_none() {
         return Err(unavailable(format!(

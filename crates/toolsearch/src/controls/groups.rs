@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::args::{object, opt_uint};
-use crate::catalog::{Directory, GroupEntry};
+use crate::catalog::{GroupEntry, View};
 use crate::config::Settings;
 use crate::error::ToolError;
 use crate::page::{TooLarge, fit_page};
@@ -19,7 +19,7 @@ struct GroupLine<'a> {
     unavailable: Option<String>,
 }
 
-fn line(g: &GroupEntry) -> String {
+fn line(g: &GroupEntry, count: u32) -> String {
     let unavailable = (!g.unavailable.is_empty()).then(|| {
         let why: Vec<String> = g
             .unavailable
@@ -34,21 +34,24 @@ fn line(g: &GroupEntry) -> String {
     serde_json::to_string(&GroupLine {
         group: &g.name,
         description: &g.description,
-        count: g.tools.end - g.tools.start,
+        count,
         unavailable,
     })
     .unwrap_or_default()
 }
 
 pub(super) fn list_groups(
-    dir: &Directory,
+    view: View<'_>,
     settings: &Settings,
     arguments: &Value,
 ) -> Result<String, ToolError> {
     let obj = object(&settings.names.list_groups, arguments, &["offset"])?;
     let offset = opt_uint(obj, "offset")?.unwrap_or(0);
-    let groups = dir.groups();
-    let entries = groups.iter().skip(offset).map(line);
+    let groups: Vec<(u32, &GroupEntry)> = view.groups().collect();
+    let entries = groups
+        .iter()
+        .skip(offset)
+        .map(|(i, g)| line(g, view.group_count(*i)));
     match fit_page(
         "{\"groups\":",
         entries,
@@ -59,7 +62,7 @@ pub(super) fn list_groups(
     ) {
         Ok(p) => Ok(p.json),
         Err(TooLarge { needed }) => {
-            let g = &groups[offset];
+            let g = groups[offset].1;
             Err(ToolError::entry_too_large(format!(
                     "The entry of group {:?} needs {needed} bytes, more than the {}-byte response budget.",
                     g.name, settings.max_search_bytes
@@ -72,8 +75,8 @@ pub(super) fn list_groups(
 
 /// `unknown_group`: lists the current groups with their descriptions (as many as the response
 /// budget holds; the message says when there are more).
-pub(crate) fn unknown_group(dir: &Directory, settings: &Settings, group: &str) -> ToolError {
-    let all = dir.groups();
+pub(crate) fn unknown_group(view: View<'_>, settings: &Settings, group: &str) -> ToolError {
+    let all: Vec<&GroupEntry> = view.groups().map(|(_, g)| g).collect();
     let base = |shown: usize| {
         let more = if shown < all.len() {
             format!(

@@ -15,7 +15,8 @@ use super::hooks::{ApprovalHook, UnauthorizedHook};
 use super::validate::ArgValidator;
 use super::{Approval, CallInfo};
 use crate::error::ToolError;
-use crate::exec::{CallResult, ExecError, Executor, Session};
+use crate::exec::{ApprovalAnswer, ApprovalRequest, CallResult, ExecError, Executor, Session};
+use crate::policy::ToolGlobs;
 
 /// Default time a tool call may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -29,6 +30,8 @@ pub struct CallPath {
     pub(crate) on_unauthorized: Option<UnauthorizedHook>,
     pub(crate) timeout: Duration,
     pub(crate) max_tool_calls: Option<u64>,
+    /// Tools the session's person is asked about before they run (`[approval] tools`).
+    pub(crate) ask_for: Option<ToolGlobs>,
 }
 
 impl Default for CallPath {
@@ -38,6 +41,7 @@ impl Default for CallPath {
             on_unauthorized: None,
             timeout: DEFAULT_TIMEOUT,
             max_tool_calls: None,
+            ask_for: None,
         }
     }
 }
@@ -49,6 +53,7 @@ impl std::fmt::Debug for CallPath {
             .field("on_unauthorized", &self.on_unauthorized.is_some())
             .field("timeout", &self.timeout)
             .field("max_tool_calls", &self.max_tool_calls)
+            .field("ask_for", &self.ask_for.is_some())
             .finish()
     }
 }
@@ -131,6 +136,29 @@ impl CallPath {
                 target.label()
             )));
         };
+        if self
+            .ask_for
+            .as_ref()
+            .is_some_and(|g| g.matches(target.group, target.tool))
+        {
+            let Some(approver) = session.approver() else {
+                return fail(ToolError::denied(format!(
+                    "{} runs only with a person's approval, and this client cannot be asked (it does not support elicitation); it did not run.",
+                    target.label()
+                )));
+            };
+            let request = ApprovalRequest::new(
+                target.group.map(str::to_owned),
+                target.tool.to_owned(),
+                arguments.clone(),
+            );
+            if let ApprovalAnswer::Decline(why) = approver.ask(request).await {
+                return fail(ToolError::denied(format!(
+                    "The call of {} was not approved and did not run: {why}",
+                    target.label()
+                )));
+            }
+        }
         if let Some(approve) = &self.approval {
             let info = CallInfo {
                 group: target.group.map(str::to_owned),

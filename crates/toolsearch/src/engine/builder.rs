@@ -8,9 +8,11 @@ use super::snapshot::{Live, Snapshot};
 use super::{Engine, SkillSet};
 use crate::catalog::{Directory, DirectoryError, SourceTools};
 use crate::codeact::CodeRunner;
+use crate::config::RateLimit;
 use crate::config::{SearchMethod, Settings};
-use crate::dispatch::{Approval, CallInfo, CallPath};
+use crate::dispatch::{Approval, AuditSink, CallInfo, CallPath, RateLimiter};
 use crate::exec::Session;
+use crate::policy::{Policy, ToolGlobs};
 use crate::search::SearchIndex;
 use crate::search::semantic::SemanticSearch;
 use crate::skills::Skills;
@@ -42,9 +44,39 @@ pub struct EngineBuilder {
     semantic: Option<Arc<SemanticSearch>>,
     skills: Option<Arc<Skills>>,
     runner: Option<Arc<dyn CodeRunner>>,
+    policy: Policy,
+    rate: Option<RateLimit>,
+    audit: Option<AuditSink>,
 }
 
 impl EngineBuilder {
+    /// Asks the session's person (its [`Approver`](crate::exec::Approver)) before the tools
+    /// `tools` matches run; a session nobody can ask gets `denied`.
+    pub fn ask_before(mut self, tools: ToolGlobs) -> Self {
+        self.path.ask_for = Some(tools);
+        self
+    }
+
+    /// Limits each caller to `limit` tool calls (a token bucket per caller; see
+    /// [`RateLimiter`](crate::dispatch::RateLimiter)).
+    pub fn rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate = Some(limit);
+        self
+    }
+
+    /// Hands an [`AuditRecord`](crate::dispatch::AuditRecord) of every tool call to `sink`.
+    pub fn audit(mut self, sink: AuditSink) -> Self {
+        self.audit = Some(sink);
+        self
+    }
+
+    /// Sets the per-caller catalogs: each call sees only the tools the rules that apply to
+    /// its session's caller allow (see [`Policy`]).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
     /// Sets what runs CodeAct programs (`run_code`, `run_program`); needed when the settings
     /// enable CodeAct. The `toolsearch-codeact` crate's runner uses the monty sandbox.
     pub fn code_runner(mut self, runner: Arc<dyn CodeRunner>) -> Self {
@@ -169,6 +201,9 @@ impl EngineBuilder {
             semantic: self.semantic,
             skills,
             runner: self.runner,
+            policy: self.policy,
+            rate: self.rate.map(RateLimiter::new),
+            audit: self.audit,
         })
     }
 }

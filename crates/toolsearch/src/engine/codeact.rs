@@ -43,7 +43,7 @@ impl Host for CodeHost<'_> {
             }
             let answer = self
                 .engine
-                .answer(self.session, Caller::Code, function, Value::Object(kwargs))
+                .call(self.session, Caller::Code, function, Value::Object(kwargs))
                 .await;
             HostReply::Value(answer.into_program_value())
         })

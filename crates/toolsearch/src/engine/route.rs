@@ -3,17 +3,20 @@
 //! then answered by the discovery controls or sent down the one call path.
 
 use std::sync::Arc;
+use std::time::{Instant, SystemTime};
 
 use serde_json::{Map, Value};
 
 use super::snapshot::Snapshot;
 use super::{Engine, run_discovery};
-use crate::catalog::Directory;
+use crate::catalog::View;
 use crate::config::Surface;
 use crate::controls::{self, Control, ControlOutput, args};
 use crate::dispatch::call::Target;
+use crate::dispatch::{AuditRecord, CALLER_PATH};
 use crate::error::ToolError;
 use crate::exec::{CallResult, Session};
+use crate::policy::CLIENT_PATH;
 
 /// Who makes a call: the model, or a CodeAct program through a host function (which counts a
 /// proxied call once — the run is its envelope — and may call only eligible tools).
@@ -44,6 +47,19 @@ impl From<Result<CallResult, ToolError>> for Answer {
 }
 
 impl Answer {
+    /// How the call ended, for the audit log: `ok`, `tool_error`, or an error code.
+    fn outcome(&self) -> String {
+        match self {
+            Self::Control(out) if out.is_error => {
+                out.value()["error"].as_str().unwrap_or("error").to_owned()
+            }
+            Self::Control(_) => "ok".to_owned(),
+            Self::Tool(r) if r.is_error => "tool_error".to_owned(),
+            Self::Tool(_) => "ok".to_owned(),
+            Self::Error(e) => e.code.as_str().to_owned(),
+        }
+    }
+
     /// The MCP tool result.
     pub(super) fn into_call_result(self) -> CallResult {
         match self {
@@ -65,6 +81,72 @@ impl Answer {
 }
 
 impl Engine {
+    /// One tool call: the caller's rate limit, the answer, and its audit record (refused
+    /// calls are recorded too).
+    pub(super) async fn call(
+        &self,
+        session: &Arc<Session>,
+        caller: Caller,
+        name: &str,
+        arguments: Value,
+    ) -> Answer {
+        let started = Instant::now();
+        let target = self
+            .audit
+            .as_ref()
+            .map(|_| self.audit_target(name, &arguments));
+        let answer = match self.rate.as_ref().map(|r| r.take(session)) {
+            Some(Err(wait)) => {
+                let ms = wait.as_millis().max(1) as u64;
+                Answer::Error(
+                    ToolError::rate_limited(format!(
+                        "Too many calls: this caller's rate limit is reached. Nothing ran; try again in {ms} ms."
+                    ))
+                    .with("retry_after_ms", ms),
+                )
+            }
+            _ => self.answer(session, caller, name, arguments).await,
+        };
+        if let (Some(sink), Some((group, tool))) = (&self.audit, target) {
+            let client = session
+                .context(CLIENT_PATH)
+                .or_else(|| session.context(CALLER_PATH))
+                .map(str::to_owned);
+            sink.record(&AuditRecord {
+                ts: SystemTime::now(),
+                client,
+                group,
+                tool,
+                outcome: answer.outcome(),
+                ms: started.elapsed().as_secs_f64() * 1000.0,
+            });
+        }
+        answer
+    }
+
+    /// What an audit record names: a call control's target (as asked), else the name called.
+    fn audit_target(&self, name: &str, arguments: &Value) -> (Option<String>, String) {
+        let text = |key: &str| {
+            arguments
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        match controls::control_for(&self.settings, name) {
+            Some(Control::Invoke) => {
+                let id = text("toolId").unwrap_or_default();
+                let snap = self.snapshot();
+                let dir = snap.directory();
+                match dir.tool_by_canonical(&id) {
+                    Some(t) => (Some(dir.group_of(t).name.clone()), dir.tool(t).name.clone()),
+                    None => (None, id),
+                }
+            }
+            Some(c) if c.is_call() => (text("group"), text("tool").unwrap_or_default()),
+            _ => (None, name.to_owned()),
+        }
+    }
+
     pub(super) async fn answer(
         &self,
         session: &Arc<Session>,
@@ -74,23 +156,25 @@ impl Engine {
     ) -> Answer {
         let snap = self.snapshot();
         let dir = snap.directory();
+        let visible = self.visibility(&snap, session);
+        let view = View::new(dir, visible.as_deref());
         let control = controls::control_for(&self.settings, name)
             .filter(|_| dir.offers_controls())
             .filter(|c| caller == Caller::Model || !c.is_run());
         let by_model = caller == Caller::Model;
-        let direct = || dir.direct().iter().find(|d| by_model && d.def.name == name);
+        let direct = || view.direct().find(|(_, d)| by_model && d.def.name == name);
         // On the capabilities surface a grouped tool is callable by its canonical name (the
         // per-turn tools of `turn_tools`).
         let by_canonical = || {
             (by_model && self.settings.surface == Surface::Capabilities && control.is_none())
-                .then(|| dir.tool_by_canonical(name))
+                .then(|| view.tool_by_canonical(name))
                 .flatten()
         };
         let cost = match control {
             Some(c) if c.is_call() && by_model => 2,
             Some(_) => 1,
             None if direct().is_some() || by_canonical().is_some() => 1,
-            None => return Answer::Error(self.unknown_name(dir, name)),
+            None => return Answer::Error(self.unknown_name(view, name)),
         };
         if let Err(used) = session.charge(cost, self.path.max_tool_calls) {
             let limit = self.path.max_tool_calls.unwrap_or_default();
@@ -113,14 +197,14 @@ impl Engine {
         }
         match control {
             Some(c) if c.is_run() => Answer::Control(self.run_code(session, c, arguments).await),
-            Some(Control::Invoke) => match self.invoke_target(dir, name, &arguments) {
+            Some(Control::Invoke) => match self.invoke_target(view, name, &arguments) {
                 Ok((id, args)) => {
                     self.dispatch_checked(session, &snap, caller, id, args)
                         .await
                 }
                 Err(e) => Answer::Error(e),
             },
-            Some(c) if c.is_call() => match self.proxied_target(dir, name, arguments) {
+            Some(c) if c.is_call() => match self.proxied_target(view, name, arguments) {
                 Ok((id, _, args)) => {
                     self.dispatch_checked(session, &snap, caller, id, args)
                         .await
@@ -134,12 +218,14 @@ impl Engine {
                         let (sem, settings) = (sem.clone(), self.settings.clone());
                         let skills = self.skills.clone();
                         let snap = snap.clone();
+                        let visible = visible.clone();
                         let job = tokio::task::spawn_blocking(move || {
                             run_discovery(
                                 &snap,
                                 &settings,
                                 Some(&sem),
                                 skills.as_deref(),
+                                visible.as_deref(),
                                 c,
                                 &arguments,
                             )
@@ -157,6 +243,7 @@ impl Engine {
                         &self.settings,
                         None,
                         self.skills.as_deref(),
+                        visible.as_deref(),
                         c,
                         &arguments,
                     ),
@@ -164,13 +251,8 @@ impl Engine {
                 Answer::Control(out)
             }
             None => {
-                let Some((index, d)) = dir
-                    .direct()
-                    .iter()
-                    .enumerate()
-                    .find(|(_, d)| d.def.name == name)
-                else {
-                    return Answer::Error(self.unknown_name(dir, name));
+                let Some((index, d)) = view.direct().find(|(_, d)| d.def.name == name) else {
+                    return Answer::Error(self.unknown_name(view, name));
                 };
                 let args = match arguments {
                     Value::Object(m) => m,
@@ -246,7 +328,7 @@ impl Engine {
     /// Checks an `invoke_tool` call: a known `toolId` (canonical name) and its arguments.
     fn invoke_target(
         &self,
-        dir: &Directory,
+        view: View<'_>,
         control: &str,
         arguments: &Value,
     ) -> Result<(u32, Map<String, Value>), ToolError> {
@@ -257,7 +339,7 @@ impl Engine {
             ));
         };
         let tool_id = args::req_str(obj, "toolId")?;
-        let Some(id) = dir.tool_by_canonical(tool_id) else {
+        let Some(id) = view.tool_by_canonical(tool_id) else {
             return Err(ToolError::unknown_tool(format!(
                     "There is no tool with toolId {tool_id:?}. Call {} to find tools and use a toolId it returns, exactly.",
                     self.settings.names.search_capabilities
@@ -271,7 +353,7 @@ impl Engine {
     /// Checks a `call_tool` envelope: exactly `group`, `tool` and an `arguments` object.
     fn proxied_target(
         &self,
-        dir: &Directory,
+        view: View<'_>,
         control: &str,
         arguments: Value,
     ) -> Result<(u32, String, Map<String, Value>), ToolError> {
@@ -285,7 +367,7 @@ impl Engine {
         }
         let group = args::req_str(obj, "group")?.to_owned();
         let tool = args::req_str(obj, "tool")?;
-        let id = controls::resolve(dir, &self.settings, &group, tool)?;
+        let id = controls::resolve(view, &self.settings, &group, tool)?;
         let Value::Object(mut obj) = arguments else {
             unreachable!("checked to be an object above")
         };
@@ -298,12 +380,12 @@ impl Engine {
         }
     }
 
-    fn unknown_name(&self, dir: &Directory, name: &str) -> ToolError {
-        let mut names: Vec<String> = controls::control_definitions(&self.settings, dir)
+    fn unknown_name(&self, view: View<'_>, name: &str) -> ToolError {
+        let mut names: Vec<String> = controls::control_definitions(&self.settings, view.dir())
             .into_iter()
             .map(|d| d.name)
             .collect();
-        names.extend(dir.direct().iter().map(|d| d.def.name.clone()));
+        names.extend(view.direct().map(|(_, d)| d.def.name.clone()));
         ToolError::unknown_tool(format!(
             "There is no tool named {name:?}. The tools are: {}.",
             names.join(", ")

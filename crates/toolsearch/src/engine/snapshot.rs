@@ -1,11 +1,16 @@
 //! The engine snapshot: a directory with its search indexes and argument validators, built
 //! together and swapped as a whole, so a reader never sees a directory with another's indexes.
 
-use std::sync::{Arc, RwLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
 
-use crate::catalog::Directory;
+use crate::catalog::{Directory, Visibility};
 use crate::dispatch::Validators;
+use crate::policy::{CallerClass, Policy};
 use crate::search::SearchIndex;
+
+/// Most caller classes whose catalogs a snapshot keeps (the cache starts over past it).
+const MAX_CLASSES: usize = 1024;
 
 /// One immutable state of the catalog: the directory, its indexes, its validators.
 #[derive(Debug)]
@@ -13,6 +18,8 @@ pub struct Snapshot {
     directory: Directory,
     index: SearchIndex,
     validators: Validators,
+    /// What each caller class sees, made on first use (shared by the callers of a class).
+    visibility: Mutex<HashMap<CallerClass, Arc<Visibility>>>,
 }
 
 impl Snapshot {
@@ -25,7 +32,22 @@ impl Snapshot {
             directory,
             index,
             validators,
+            visibility: Mutex::default(),
         }
+    }
+
+    /// What callers of `class` see under `policy`, computed once per snapshot and class.
+    pub(crate) fn visibility(&self, policy: &Policy, class: CallerClass) -> Arc<Visibility> {
+        let mut cache = self.visibility.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = cache.get(&class) {
+            return v.clone();
+        }
+        if cache.len() >= MAX_CLASSES {
+            cache.clear();
+        }
+        let v = Arc::new(policy.visibility(&self.directory, &class));
+        cache.insert(class, v.clone());
+        v
     }
 
     /// The directory.

@@ -3,7 +3,9 @@
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::Approver;
 
 /// One run (one downstream session): its id, its trusted context values, its usage count
 /// (every control or direct call counts one, a proxied call two — the envelope and the
@@ -14,6 +16,7 @@ pub struct Session {
     calls: AtomicU64,
     context: BTreeMap<String, String>,
     state: Mutex<BTreeMap<String, Arc<dyn Any + Send + Sync>>>,
+    approver: OnceLock<Arc<dyn Approver>>,
 }
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(1);
@@ -35,7 +38,19 @@ impl Session {
             calls: AtomicU64::new(0),
             context,
             state: Mutex::new(BTreeMap::new()),
+            approver: OnceLock::new(),
         }
+    }
+
+    /// Sets who asks this session's person before an approval-gated tool runs (once; a later
+    /// call keeps the first).
+    pub fn set_approver(&self, approver: Arc<dyn Approver>) {
+        let _ = self.approver.set(approver);
+    }
+
+    /// Who asks this session's person, when someone can.
+    pub fn approver(&self) -> Option<&Arc<dyn Approver>> {
+        self.approver.get()
     }
 
     /// A trusted context value by path (`run.id`, `identity.tenant_id`).

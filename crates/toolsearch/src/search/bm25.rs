@@ -27,7 +27,7 @@ use serde::Serialize;
 use super::Scored;
 use super::analysis::analyze;
 use super::corpus::{Corpus, Doc};
-use crate::catalog::ToolId;
+use crate::catalog::{ToolId, Visibility};
 use crate::config::{BM25_FIELDS, Bm25Params};
 
 const F: usize = BM25_FIELDS.len();
@@ -226,6 +226,17 @@ impl Bm25Index {
     /// Scores every tool of `scope` against `query`; returns the best `need`, best first (ties
     /// by id, that is by canonical name), and how many tools in scope score above zero.
     pub fn search(&self, query: &str, scope: Range<ToolId>, need: usize) -> (Vec<Scored>, usize) {
+        self.search_visible(query, scope, need, None)
+    }
+
+    /// [`search`](Self::search) over the tools `visible` shows only.
+    pub fn search_visible(
+        &self,
+        query: &str,
+        scope: Range<ToolId>,
+        need: usize,
+        visible: Option<&Visibility>,
+    ) -> (Vec<Scored>, usize) {
         let terms = self.query_terms(query);
         let mut acc = vec![0f32; self.tool_count];
         let mut touched: Vec<ToolId> = Vec::new();
@@ -241,7 +252,7 @@ impl Bm25Index {
         }
         let mut hits: Vec<Scored> = touched
             .into_iter()
-            .filter(|d| scope.contains(d))
+            .filter(|d| scope.contains(d) && visible.is_none_or(|v| v.tool(*d)))
             .map(|d| Scored {
                 tool: d,
                 score: acc[d as usize],

@@ -29,7 +29,7 @@ use std::sync::Mutex;
 use rustc_hash::FxHashMap;
 
 use super::BUCKETS;
-use crate::catalog::ToolId;
+use crate::catalog::{ToolId, Visibility};
 use crate::text::{distinct_words, fold};
 use accumulate::{Scratch, apply, collect, unpack};
 use build::Postings;
@@ -103,46 +103,57 @@ impl KeywordIndex {
     /// Ranks the tools in `scope` for `query` (trimmed here). `matches` holds at least the best
     /// `need` matches (fewer only when fewer match), sorted best first; `total` counts all.
     pub fn search(&self, query: &str, scope: Range<ToolId>, need: usize) -> Ranked {
-        self.search_fields(query, scope, need, ALL_FIELDS)
+        self.search_fields(query, scope, need, ALL_FIELDS, None)
     }
 
     /// [`search`](Self::search) with only the fields whose bit is set in `fields` searchable
-    /// (bit 0 name, 1 description, 2 group, 3 parameter names, 4 parameter descriptions).
+    /// (bit 0 name, 1 description, 2 group, 3 parameter names, 4 parameter descriptions), and
+    /// only the tools `visible` shows (`None`: every tool) matching and counted.
     pub fn search_fields(
         &self,
         query: &str,
         scope: Range<ToolId>,
         need: usize,
         fields: u8,
+        visible: Option<&Visibility>,
     ) -> Ranked {
         let trimmed = query.trim();
         let keywords = distinct_words(trimmed);
+        let sees = |t: ToolId| visible.is_none_or(|v| v.tool(t));
         if keywords.is_empty() && trimmed.is_empty() {
             let matches = scope
                 .clone()
+                .filter(|t| sees(*t))
                 .take(need)
                 .map(|tool| Match {
                     tool,
                     rank: Rank::default(),
                 })
                 .collect();
+            let total = match visible {
+                None => scope.len(),
+                Some(v) => v.count_in(scope),
+            };
             return Ranked {
                 matches,
-                total: scope.len(),
+                total,
                 no_keywords: true,
             };
         }
         let mut s = self.take_scratch();
         if let Some(ids) = self.exact.get(&fold(trimmed)) {
-            s.exact
-                .extend(ids.iter().copied().filter(|t| scope.contains(t)));
+            s.exact.extend(
+                ids.iter()
+                    .copied()
+                    .filter(|t| scope.contains(t) && sees(*t)),
+            );
         }
         let mut dense_seen = false;
         for kw in keywords.iter().take(MAX_KEYWORDS) {
             let hits = self.hits(kw, fields & ALL_FIELDS, &mut s);
             dense_seen |= apply(&hits, &scope, &mut s);
         }
-        let (mut keyed, total) = collect(&mut s, &scope, dense_seen, need);
+        let (mut keyed, total) = collect(&mut s, &scope, dense_seen, need, visible);
         self.give_back(s);
 
         let by_key = |a: &(u128, ToolId), b: &(u128, ToolId)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));

@@ -3,7 +3,7 @@
 use std::ops::Range;
 
 use super::keyword::ALL_FIELDS;
-use crate::catalog::ToolId;
+use crate::catalog::{ToolId, Visibility};
 use crate::config::SearchMethod;
 
 /// One query: its text, its method, where to look and how many results are needed.
@@ -23,6 +23,8 @@ pub struct Query<'q> {
     pub fields: u8,
     /// Scored methods put documents whose name equals the query first (as `keyword` does).
     pub exact_first: bool,
+    /// Only these tools exist for the query (a caller's catalog); `None`: every tool.
+    pub visible: Option<&'q Visibility>,
 }
 
 impl<'q> Query<'q> {
@@ -35,7 +37,14 @@ impl<'q> Query<'q> {
             need,
             fields: ALL_FIELDS,
             exact_first: false,
+            visible: None,
         }
+    }
+
+    /// Ranks only the tools `visible` shows (filtered before ranking and counting).
+    pub fn visible_to(mut self, visible: Option<&'q Visibility>) -> Self {
+        self.visible = visible;
+        self
     }
 
     /// Searches only `scope` (one group's tools).

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use super::cache::EmbeddingCache;
 use super::corpus::{Corpus, Doc};
 use super::{Scored, SearchError};
-use crate::catalog::ToolId;
+use crate::catalog::{ToolId, Visibility};
 use crate::config::EmbeddingSettings;
 use crate::text::for_each_word;
 
@@ -185,16 +185,28 @@ impl VectorIndex {
         need: usize,
         min: f32,
     ) -> (Vec<Scored>, usize) {
+        self.search_visible(query, scope, need, min, None)
+    }
+
+    /// [`search`](Self::search) over the tools `visible` shows only.
+    pub fn search_visible(
+        &self,
+        query: &[f32],
+        scope: Range<ToolId>,
+        need: usize,
+        min: f32,
+        visible: Option<&Visibility>,
+    ) -> (Vec<Scored>, usize) {
         let start = scope.start;
         let mut hits: Vec<Scored> = self
             .similarities(query, scope)
             .into_iter()
             .enumerate()
-            .filter(|(_, s)| *s >= min)
             .map(|(i, score)| Scored {
                 tool: start + i as ToolId,
                 score,
             })
+            .filter(|s| s.score >= min && visible.is_none_or(|v| v.tool(s.tool)))
             .collect();
         let total = hits.len();
         top_k(&mut hits, need);

@@ -1,10 +1,12 @@
 //! Integration tests of the engine, one binary (shared helpers in `common`).
 
+mod access;
 mod bm25;
 mod calls;
 mod capabilities;
 mod common;
 mod golden;
+mod policy;
 mod ranking;
 mod seed;
 mod semantic;

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use super::KeywordIndex;
 use super::hits::KeywordHits;
-use crate::catalog::ToolId;
+use crate::catalog::{ToolId, Visibility};
 use crate::search::BUCKETS;
 use crate::search::keyword::Rank;
 
@@ -94,15 +94,20 @@ pub(super) fn collect(
     scope: &Range<ToolId>,
     dense_seen: bool,
     need: usize,
+    visible: Option<&Visibility>,
 ) -> (Vec<(u128, ToolId)>, usize) {
     let (lo, hi) = (scope.start as usize, scope.end as usize);
+    let sees = |t: usize| visible.is_none_or(|v| v.tool(t as ToolId));
     s.exact.sort_unstable();
     let exact = std::mem::take(&mut s.exact);
     let mut out = Vec::new();
     let total;
     if dense_seen {
         let mut hist: Vec<usize> = Vec::new();
-        for &c in &s.coverage[lo..hi] {
+        for (i, &c) in s.coverage[lo..hi].iter().enumerate() {
+            if visible.is_some() && !sees(lo + i) {
+                continue;
+            }
             let c = c as usize;
             if c >= hist.len() {
                 hist.resize(c + 1, 0);
@@ -116,7 +121,11 @@ pub(super) fn collect(
         for &t in &exact {
             hist[s.coverage[t as usize] as usize] -= 1;
         }
-        total = (hi - lo) - hist[0];
+        let in_scope = match visible {
+            None => hi - lo,
+            Some(v) => v.count_in(scope.clone()),
+        };
+        total = in_scope - hist[0];
         // Lowest coverage that still yields `need` candidates (exact tools always qualify).
         let mut threshold = hist.len();
         let mut have = exact.len();
@@ -126,7 +135,8 @@ pub(super) fn collect(
         }
         let threshold = threshold.max(1) as u16;
         for t in lo..hi {
-            if s.coverage[t] >= threshold && exact.binary_search(&(t as ToolId)).is_err() {
+            if s.coverage[t] >= threshold && sees(t) && exact.binary_search(&(t as ToolId)).is_err()
+            {
                 out.push((packed_key(s, t, false), t as ToolId));
             }
         }
@@ -140,6 +150,9 @@ pub(super) fn collect(
         s.touched.clear();
     } else {
         for &t in &s.touched {
+            if !sees(t as usize) {
+                continue;
+            }
             let is_exact = exact.binary_search(&t).is_ok();
             out.push((packed_key(s, t as usize, is_exact), t));
         }

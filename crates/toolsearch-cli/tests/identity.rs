@@ -1,0 +1,152 @@
+//! Who is calling, through the served gateway over HTTP: the official Python MCP SDK's client
+//! drives `toolsearch serve --http` as two `[[client]]`s with disjoint policies and as a JWT
+//! caller, against server-everything and `Whoami` (an HTTP upstream whose tool answers with
+//! the tenant header its request carried); bad tokens, the resource metadata, per-session
+//! context headers, the audit log, `check`'s per-client counts and the rate limit.
+
+use std::path::Path;
+
+mod common;
+#[path = "../../../tests/support/rmcp_http.rs"]
+mod rmcp_http;
+
+use common::{HttpGateway, root, run_python, run_python_with, temp_dir};
+
+const ALICE: &str = "alice-token-7f3a";
+const BOB: &str = "bob-token-91c2";
+
+fn config(dir: &Path, whoami: std::net::SocketAddr, extra: &str) -> std::path::PathBuf {
+    let everything = root().join(
+        "tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    );
+    let text = format!(
+        r#"
+[[client]]
+name = "alice"
+token = "${{env:ALICE_TOKEN}}"
+claims = {{ tenant_id = "acme" }}
+
+[[client]]
+name = "bob"
+token = "${{env:BOB_TOKEN}}"
+claims = {{ tenant_id = "globex" }}
+
+[auth.jwt]
+jwks = "jwks.json"
+issuer = "https://idp.test/"
+audience = "toolsearch"
+algorithms = ["RS256"]
+
+[[policy]]
+match = {{ client = "alice" }}
+allow = ["whoami/*", "everything/echo"]
+
+[[policy]]
+match = {{ client = "bob" }}
+allow = ["whoami/*", "everything/get-sum"]
+
+[[policy]]
+match = {{ claims = {{ "identity.team" = "ops" }} }}
+allow = ["everything/*"]
+deny = ["everything/get-env"]
+
+[audit]
+file = "audit.jsonl"
+{extra}
+[[source]]
+name = "everything"
+command = "node"
+args = [{everything:?}]
+group = "everything"
+description = "The MCP reference test server"
+
+[[source]]
+name = "whoami"
+url = "http://{whoami}/"
+context_headers = {{ "X-Tenant-ID" = "identity.tenant_id" }}
+group = "whoami"
+description = "Says which tenant is asking"
+"#,
+        everything = everything.display().to_string(),
+    );
+    let path = dir.join("gateway.toml");
+    std::fs::write(&path, text).expect("config");
+    path
+}
+
+#[test]
+fn callers_see_their_own_catalogs_and_carry_their_own_context() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let whoami = rt.block_on(rmcp_http::serve_rmcp_http(|| rmcp_http::Whoami));
+    let dir = temp_dir("identity");
+    let d = dir.display().to_string();
+    run_python("pyenv", "identity_client.py", &["keys".into(), d.clone()]);
+    let cfg = config(&dir, whoami, "");
+    let env = [("ALICE_TOKEN", ALICE), ("BOB_TOKEN", BOB)];
+
+    // `check` counts what each client sees (policies applied).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"))
+        .args(["check", "--config"])
+        .arg(&cfg)
+        .envs(env)
+        .output()
+        .expect("check");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row = |client: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(client))
+            .map(|l| l.split_whitespace().last().unwrap_or_default().to_owned())
+    };
+    assert_eq!(row("alice").as_deref(), Some("2"), "{text}");
+    assert_eq!(row("bob").as_deref(), Some("2"), "{text}");
+
+    let http = HttpGateway::start_with(&cfg, &env);
+    let out = run_python_with(
+        "pyenv",
+        "identity_client.py",
+        &["check".into(), http.url.clone(), d],
+        &env,
+    );
+    assert!(out.contains("25 passed, 0 failed"), "{out}");
+    drop(http);
+    drop(rt);
+}
+
+#[test]
+fn the_rate_limit_holds_per_caller() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let whoami = rt.block_on(rmcp_http::serve_rmcp_http(|| rmcp_http::Whoami));
+    let dir = temp_dir("identity-rate");
+    run_python(
+        "pyenv",
+        "identity_client.py",
+        &["keys".into(), dir.display().to_string()],
+    );
+    let cfg = config(
+        &dir,
+        whoami,
+        "[limits]\nrate = { calls_per_minute = 6, burst = 3 }\n",
+    );
+    let env = [("ALICE_TOKEN", ALICE), ("BOB_TOKEN", BOB)];
+    let http = HttpGateway::start_with(&cfg, &env);
+    let out = run_python_with(
+        "pyenv",
+        "identity_client.py",
+        &["rate".into(), http.url.clone()],
+        &env,
+    );
+    assert!(out.contains("2 passed, 0 failed"), "{out}");
+}

@@ -1,0 +1,208 @@
+//! The access sections of a config file — `[[client]]`, `[auth.jwt]`, `[[policy]]`,
+//! `[approval]`, `[limits] rate`, `[audit]` — validated into [`AccessConfig`], every problem
+//! with its key path.
+
+use std::path::Path;
+
+use super::access::{
+    AccessConfig, ClientConfig, JWT_ALGORITHMS, JwksSource, JwtConfig, PolicyRule, RateLimit,
+    glob_problem,
+};
+use super::raw::{RawConfig, RawJwt, RawRate};
+
+/// Default `[auth.jwt] leeway_s`.
+pub const DEFAULT_LEEWAY_S: u64 = 30;
+
+/// The access sections of `raw` (taken out of it); problems are appended.
+pub(super) fn access(
+    raw: &mut RawConfig,
+    rate: Option<RawRate>,
+    base: &Path,
+    problems: &mut Vec<String>,
+) -> AccessConfig {
+    let mut out = AccessConfig::default();
+    for (i, c) in std::mem::take(&mut raw.client).into_iter().enumerate() {
+        let at = format!("client[{i}]");
+        let name = match c.name {
+            Some(n) if !n.trim().is_empty() => n,
+            _ => {
+                problems.push(format!("{at}.name: missing or empty"));
+                continue;
+            }
+        };
+        let at = format!("{at} ({name:?})");
+        if out.clients.iter().any(|o: &ClientConfig| o.name == name) {
+            problems.push(format!("{at}.name: used by an earlier client"));
+        }
+        let token = c.token.unwrap_or_default();
+        if !is_env_reference(&token) {
+            problems.push(format!(
+                "{at}.token: a client's token comes from the environment: write \"${{env:NAME}}\""
+            ));
+        }
+        let claims = c.claims.unwrap_or_default();
+        for k in claims.keys() {
+            if !is_segment(k) {
+                problems.push(format!(
+                    "{at}.claims: {k:?} is not a claim name (letters, digits, _ and -)"
+                ));
+            }
+        }
+        out.clients.push(ClientConfig {
+            name,
+            token,
+            claims,
+        });
+    }
+    if let Some(jwt) = raw.auth.take().and_then(|a| a.jwt) {
+        out.jwt = jwt_config(jwt, base, problems);
+    }
+    for (i, p) in std::mem::take(&mut raw.policy).into_iter().enumerate() {
+        let at = format!("policy[{i}]");
+        let when = p.when.unwrap_or_default();
+        let claims = when.claims.unwrap_or_default();
+        for k in claims.keys() {
+            if !(k.starts_with("identity.") && is_context_path(k)) {
+                problems.push(format!(
+                    "{at}.match.claims: {k:?} is not a context path such as \"identity.tenant_id\""
+                ));
+            }
+        }
+        let allow = p.allow.unwrap_or_default();
+        let deny = p.deny.unwrap_or_default();
+        for (key, globs) in [("allow", &allow), ("deny", &deny)] {
+            for (j, g) in globs.iter().enumerate() {
+                if let Some(why) = glob_problem(g) {
+                    problems.push(format!("{at}.{key}[{j}]: {g:?}: {why}"));
+                }
+            }
+        }
+        out.policies.push(PolicyRule {
+            client: when.client,
+            claims,
+            allow,
+            deny,
+        });
+    }
+    if let Some(a) = raw.approval.take() {
+        let tools = a.tools.unwrap_or_default();
+        for (j, g) in tools.iter().enumerate() {
+            if let Some(why) = glob_problem(g) {
+                problems.push(format!("approval.tools[{j}]: {g:?}: {why}"));
+            }
+        }
+        out.approval = tools;
+    }
+    if let Some(r) = rate {
+        let per_minute = r.calls_per_minute.unwrap_or(f64::NAN);
+        if !(per_minute.is_finite() && per_minute > 0.0 && per_minute <= 1e6) {
+            problems.push(
+                "limits.rate.calls_per_minute: a number of calls above 0 (at most 1000000) is needed"
+                    .to_owned(),
+            );
+        }
+        let burst = match r.burst {
+            None => (per_minute / 10.0).ceil().clamp(1.0, 1e6) as u32,
+            Some(b) if (1..=1_000_000).contains(&b) => b as u32,
+            Some(b) => {
+                problems.push(format!("limits.rate.burst: {b} is outside 1..=1000000"));
+                1
+            }
+        };
+        out.rate = Some(RateLimit::new(per_minute, burst));
+    }
+    if let Some(a) = raw.audit.take() {
+        match a.file {
+            Some(f) if !f.trim().is_empty() => out.audit_file = Some(base.join(f)),
+            _ => problems.push("audit.file: missing or empty".to_owned()),
+        }
+    }
+    out
+}
+
+fn jwt_config(j: RawJwt, base: &Path, problems: &mut Vec<String>) -> Option<JwtConfig> {
+    let before = problems.len();
+    let mut required = |key: &str, v: Option<String>| match v {
+        Some(s) if !s.trim().is_empty() => s,
+        _ => {
+            problems.push(format!("auth.jwt.{key}: missing or empty"));
+            String::new()
+        }
+    };
+    let jwks = required("jwks", j.jwks);
+    let issuer = required("issuer", j.issuer);
+    let audience = required("audience", j.audience);
+    let jwks = if jwks.starts_with("https://") {
+        JwksSource::Url(jwks)
+    } else if let Some(rest) = jwks.strip_prefix("http://") {
+        let authority = rest.split('/').next().unwrap_or_default();
+        let host = match authority.strip_prefix('[') {
+            Some(v6) => v6.split(']').next().unwrap_or_default(),
+            None => authority.split(':').next().unwrap_or_default(),
+        };
+        if !matches!(host, "127.0.0.1" | "localhost" | "::1") {
+            problems.push(format!(
+                "auth.jwt.jwks: {jwks:?}: keys are fetched over https:// (plain http:// only from a loopback host)"
+            ));
+        }
+        JwksSource::Url(jwks)
+    } else {
+        JwksSource::File(base.join(&jwks))
+    };
+    let algorithms = j.algorithms.unwrap_or_else(|| vec!["RS256".to_owned()]);
+    if algorithms.is_empty() {
+        problems.push("auth.jwt.algorithms: name at least one algorithm".to_owned());
+    }
+    for a in &algorithms {
+        if a.eq_ignore_ascii_case("none") {
+            problems.push("auth.jwt.algorithms: \"none\" is never accepted".to_owned());
+        } else if !JWT_ALGORITHMS.contains(&a.as_str()) {
+            problems.push(format!(
+                "auth.jwt.algorithms: {a:?} is not one of {}",
+                JWT_ALGORITHMS.join(", ")
+            ));
+        }
+    }
+    let leeway_s = match j.leeway_s {
+        None => DEFAULT_LEEWAY_S,
+        Some(n) if (0..=600).contains(&n) => n as u64,
+        Some(n) => {
+            problems.push(format!("auth.jwt.leeway_s: {n} is outside 0..=600"));
+            DEFAULT_LEEWAY_S
+        }
+    };
+    let authorization_servers = j
+        .authorization_servers
+        .unwrap_or_else(|| vec![issuer.clone()]);
+    (problems.len() == before).then_some(JwtConfig {
+        jwks,
+        issuer,
+        audience,
+        algorithms,
+        leeway_s,
+        authorization_servers,
+    })
+}
+
+/// `${env:NAME}` and nothing else.
+fn is_env_reference(s: &str) -> bool {
+    s.strip_prefix("${env:")
+        .and_then(|r| r.strip_suffix('}'))
+        .is_some_and(|name| {
+            let mut b = name.bytes();
+            b.next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+                && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        })
+}
+
+fn is_segment(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// A dotted path of segments (`identity.tenant_id`).
+pub(super) fn is_context_path(path: &str) -> bool {
+    !path.is_empty() && path.split('.').all(is_segment)
+}

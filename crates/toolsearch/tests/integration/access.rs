@@ -1,0 +1,193 @@
+//! What a caller may do beyond seeing: approval-gated tools (the session's person asked first,
+//! denied when nobody can be asked), the per-caller rate limit, and the audit record of every
+//! call (never arguments or results).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use toolsearch::config::RateLimit;
+use toolsearch::dispatch::{AuditRecord, AuditSink, CALLER_PATH, Toolset};
+use toolsearch::exec::{ApprovalAnswer, ApprovalRequest, Approver, BoxFuture, Session};
+use toolsearch::policy::{CLIENT_PATH, ToolGlobs};
+use toolsearch::{Engine, EngineBuilder, GroupSpec};
+
+#[derive(Deserialize, JsonSchema)]
+struct Amount {
+    /// Cents.
+    cents: u64,
+}
+
+fn engine(
+    tweak: impl FnOnce(EngineBuilder) -> EngineBuilder,
+    ran: &Arc<Mutex<Vec<u64>>>,
+) -> Engine {
+    let ran = ran.clone();
+    let billing = Toolset::new()
+        .tool("refund_payment", "Refund a payment.", move |a: Amount| {
+            let ran = ran.clone();
+            async move {
+                ran.lock().unwrap_or_else(|p| p.into_inner()).push(a.cents);
+                Ok(json!({"refunded": a.cents}))
+            }
+        })
+        .tool("get_invoice", "Read an invoice.", |a: Amount| async move {
+            Ok(json!({"invoice": a.cents}))
+        });
+    tweak(Engine::builder().source(billing.into_group("b", GroupSpec::new("billing", "Money"))))
+        .build()
+        .expect("engine")
+}
+
+fn caller(name: &str) -> Arc<Session> {
+    Arc::new(Session::with_context(BTreeMap::from([
+        (CLIENT_PATH.to_owned(), name.to_owned()),
+        (CALLER_PATH.to_owned(), name.to_owned()),
+    ])))
+}
+
+async fn call(e: &Engine, s: &Arc<Session>, tool: &str, cents: u64) -> Value {
+    let r = e
+        .handle_in(
+            s,
+            "call_tool",
+            json!({"group": "billing", "tool": tool, "arguments": {"cents": cents}}),
+        )
+        .await;
+    serde_json::from_str(r.first_text().expect("text")).expect("JSON")
+}
+
+/// Answers every question the same way, and remembers what it was asked.
+#[derive(Debug)]
+struct Person(bool, Mutex<Vec<ApprovalRequest>>);
+
+impl Approver for Person {
+    fn ask(&self, request: ApprovalRequest) -> BoxFuture<ApprovalAnswer> {
+        self.1
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(request);
+        let yes = self.0;
+        Box::pin(async move {
+            if yes {
+                ApprovalAnswer::Accept
+            } else {
+                ApprovalAnswer::Decline("the person declined".into())
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn approval_gated_tools_run_only_when_the_person_accepts() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let e = engine(
+        |b| b.ask_before(ToolGlobs::new(&["billing/refund_*".to_owned()]).expect("glob")),
+        &ran,
+    );
+    // Nobody to ask: denied, and it says why.
+    let out = call(&e, &caller("a"), "refund_payment", 5).await;
+    assert_eq!(out["error"], "denied");
+    assert!(
+        out["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("cannot be asked"),
+        "{out}"
+    );
+    // Declined.
+    let s = caller("b");
+    let person = Arc::new(Person(false, Mutex::default()));
+    s.set_approver(person.clone());
+    let out = call(&e, &s, "refund_payment", 6).await;
+    assert_eq!(out["error"], "denied");
+    assert!(
+        out["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the person declined")
+    );
+    // Accepted: it runs, and the person saw the tool and its arguments.
+    let s = caller("c");
+    let yes = Arc::new(Person(true, Mutex::default()));
+    s.set_approver(yes.clone());
+    let out = call(&e, &s, "refund_payment", 7).await;
+    assert_eq!(out["refunded"], 7, "{out}");
+    let asked = yes.1.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        (asked[0].group.as_deref(), asked[0].tool.as_str()),
+        (Some("billing"), "refund_payment")
+    );
+    assert_eq!(asked[0].arguments["cents"], 7);
+    // A tool no glob names is not asked about.
+    let out = call(&e, &caller("d"), "get_invoice", 8).await;
+    assert_eq!(out["invoice"], 8);
+    assert_eq!(*ran.lock().unwrap_or_else(|p| p.into_inner()), [7]);
+}
+
+#[tokio::test]
+async fn the_rate_limit_is_per_caller_and_every_call_is_audited() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let records: Arc<Mutex<Vec<AuditRecord>>> = Arc::default();
+    let sink = records.clone();
+    let e = engine(
+        |b| {
+            b.rate_limit(RateLimit::new(60.0, 2))
+                .audit(AuditSink::new(move |r| {
+                    sink.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(r.clone())
+                }))
+        },
+        &ran,
+    );
+    let (alice, bob) = (caller("alice"), caller("bob"));
+    assert_eq!(call(&e, &alice, "get_invoice", 1).await["invoice"], 1);
+    assert_eq!(call(&e, &alice, "get_invoice", 2).await["invoice"], 2);
+    let limited = call(&e, &alice, "get_invoice", 3).await;
+    assert_eq!(limited["error"], "rate_limited");
+    assert!(
+        limited["retry_after_ms"].as_u64().unwrap_or(0) > 0,
+        "{limited}"
+    );
+    assert_eq!(
+        call(&e, &bob, "get_invoice", 4).await["invoice"],
+        4,
+        "bob is unaffected"
+    );
+    let _ = e
+        .handle_in(&bob, "discover_tools", json!({"query": "refund"}))
+        .await;
+
+    let records = records.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let brief: Vec<(Option<&str>, Option<&str>, &str, &str)> = records
+        .iter()
+        .map(|r| {
+            (
+                r.client.as_deref(),
+                r.group.as_deref(),
+                r.tool.as_str(),
+                r.outcome.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        brief,
+        [
+            (Some("alice"), Some("billing"), "get_invoice", "ok"),
+            (Some("alice"), Some("billing"), "get_invoice", "ok"),
+            (
+                Some("alice"),
+                Some("billing"),
+                "get_invoice",
+                "rate_limited"
+            ),
+            (Some("bob"), Some("billing"), "get_invoice", "ok"),
+            (Some("bob"), None, "discover_tools", "ok"),
+        ]
+    );
+    assert!(records.iter().all(|r| r.ms >= 0.0));
+}

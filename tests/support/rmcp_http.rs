@@ -1,0 +1,107 @@
+//! Test support shared by the gateway tests of several crates (included with `#[path]`): an
+//! rmcp server served over streamable HTTP on a loopback port, and `Whoami`, an upstream whose
+//! one tool answers with the tenant and run headers its request carried.
+#![allow(dead_code)] // each test binary uses its own part
+
+use std::sync::Arc;
+
+use http::request::Parts;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::json;
+
+/// Serves an rmcp server over streamable HTTP on a loopback port (a test upstream); the factory
+/// makes the handler of each session, or of each request on the stateless protocol.
+pub async fn serve_rmcp_http<S>(
+    factory: impl Fn() -> S + Send + Sync + 'static,
+) -> std::net::SocketAddr
+where
+    S: rmcp::ServerHandler + Clone + Send + 'static,
+{
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    use std::sync::Arc;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let service = Arc::new(StreamableHttpService::new(
+        move || Ok(factory()),
+        LocalSessionManager::default().into(),
+        StreamableHttpServerConfig::default(),
+    ));
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let service = service.clone();
+            tokio::spawn(async move {
+                let handler = hyper::service::service_fn(move |req| {
+                    let service = service.clone();
+                    async move { Ok::<_, std::convert::Infallible>(service.handle(req).await) }
+                });
+                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), handler)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+/// An upstream whose tool `whoami` answers `tenant=<X-Tenant-ID>;run=<X-Run-ID>`.
+#[derive(Clone)]
+pub struct Whoami;
+
+impl ServerHandler for Whoami {
+    fn get_info(&self) -> rmcp::model::InitializeResult {
+        rmcp::model::InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema =
+            serde_json::from_value(json!({"type": "object", "properties": {}})).expect("schema");
+        Ok(ListToolsResult {
+            tools: vec![Tool::new(
+                "whoami",
+                "Tell which tenant and run the request belongs to.",
+                Arc::new(schema),
+            )],
+            ..ListToolsResult::default()
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        _r: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let header = |name: &str| {
+            context
+                .extensions
+                .get::<Parts>()
+                .and_then(|p| p.headers.get(name))
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("-")
+                .to_owned()
+        };
+        let text = format!(
+            "tenant={};run={}",
+            header("x-tenant-id"),
+            header("x-run-id")
+        );
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+            ContentBlock::text(text),
+        ])))
+    }
+}
