@@ -6,6 +6,15 @@ Usage:
                                        good tokens) and DIR/other.pem (signs forged ones)
   identity_client.py check URL DIR     every check below against a running gateway
   identity_client.py rate URL          the rate-limit checks against a gateway with a tight rate
+  identity_client.py approval URL      approval-gated tools asked about through the SDK's
+                                       elicitation callback: the `Client` on protocol 2026-07-28
+                                       (`input_required`, then the repeated call) and
+                                       `ClientSession` on the initialize handshake (an
+                                       elicitation request during the call); prints the number
+                                       of `count` calls that were accepted
+  identity_client.py approval-stdio BINARY CONFIG
+                                       the same over stdio (`toolsearch serve`): ClientSession
+                                       (elicitation during the call) and the Client (2026-07-28)
 
 Tokens: ALICE_TOKEN and BOB_TOKEN in the environment ([[client]] entries); JWTs are signed
 here with DIR/key.pem (issuer https://idp.test/, audience toolsearch).
@@ -25,6 +34,7 @@ import jwt
 import mcp
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+import mcp.client.stdio
 from mcp.client.streamable_http import streamable_http_client
 
 from checks import Checks, payload
@@ -82,13 +92,13 @@ def unsigned(**claims) -> str:
 class Caller:
     """One caller's MCP session over HTTP with its bearer token."""
 
-    def __init__(self, url: str, bearer: str):
-        self.url, self.bearer = url, bearer
+    def __init__(self, url: str, bearer: str, **options):
+        self.url, self.bearer, self.options = url, bearer, options
 
     async def __aenter__(self):
         self.http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.bearer}"}, timeout=30)
         self.transport = streamable_http_client(self.url, http_client=self.http)
-        self.client = mcp.Client(self.transport)
+        self.client = mcp.Client(self.transport, **self.options)
         return await self.client.__aenter__()
 
     async def __aexit__(self, *exc):
@@ -222,6 +232,146 @@ async def rate(url: str) -> int:
     return 0
 
 
+class Person:
+    """The elicitation callback: answers with the action it is told, and keeps every question."""
+
+    def __init__(self):
+        self.action, self.asked = "accept", []
+
+    async def __call__(self, context, params):
+        self.asked.append(params.message)
+        return mcp.types.ElicitResult(action=self.action, content={} if self.action == "accept" else None)
+
+
+class LegacyCaller:
+    """One caller's session on the initialize handshake (`ClientSession`), over HTTP."""
+
+    def __init__(self, url: str, bearer: str, person):
+        self.url, self.bearer, self.person = url, bearer, person
+
+    async def __aenter__(self):
+        self.http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.bearer}"}, timeout=30)
+        self.transport = streamable_http_client(self.url, http_client=self.http)
+        read, write = await self.transport.__aenter__()
+        self.session = mcp.ClientSession(read, write, elicitation_callback=self.person)
+        await self.session.__aenter__()
+        await self.session.initialize()
+        return self.session
+
+    async def __aexit__(self, *exc):
+        await self.session.__aexit__(*exc)
+        await self.transport.__aexit__(*exc)
+        await self.http.aclose()
+
+
+PROGRAM = 'await call_tool(group="counter", tool="count", arguments={"note": "from a program"})'
+
+
+async def approval(url: str) -> int:
+    check = Checks()
+    alice_token = os.environ["ALICE_TOKEN"]
+    accepted = 0
+
+    def count(arguments=None):
+        return {"group": "counter", "tool": "count", "arguments": arguments or {}}
+
+    # Protocol 2026-07-28: the call answers input_required; the SDK asks the person through the
+    # callback and repeats the call with the answer.
+    person = Person()
+    async with Caller(url, alice_token, elicitation_callback=person) as alice:
+        await connected(alice)
+        check(alice.protocol_version == "2026-07-28", "the Client speaks 2026-07-28",
+              alice.protocol_version)
+        echoed = await call(alice, "call_tool", {"group": "everything", "tool": "echo",
+                                                 "arguments": {"message": "refund 42 to acme"}})
+        check("refund 42 to acme" in json.dumps(echoed), "accepted: the tool ran", echoed)
+        check(len(person.asked) == 1 and '"echo" in group "everything"' in person.asked[0]
+              and "refund 42 to acme" in person.asked[0],
+              "the person saw the tool, its group and its arguments", person.asked)
+        first = await call(alice, "call_tool", count({"note": "one"}))
+        accepted += 1
+        check(str(first).startswith("calls="), "accepted: count ran", first)
+        ran_before = int(str(first).split("=")[1])
+        for action in ("decline", "cancel"):
+            person.action = action
+            refused = await call(alice, "call_tool", count({"note": action}))
+            check(refused["error"] == "denied" and action[:6] in refused["message"],
+                  f"{action}: denied, saying so", refused)
+        person.action = "accept"
+        again = await call(alice, "call_tool", count({"note": "two"}))
+        accepted += 1
+        check(again == f"calls={ran_before + 1}", "the declined and cancelled calls never ran", again)
+        asked = len(person.asked)
+        hidden = await call(alice, "call_tool", {"group": "everything", "tool": "get-sum",
+                                                 "arguments": {"a": 1, "b": 2}})
+        check(hidden["error"] == "unknown_tool" and len(person.asked) == asked,
+              "a hidden gated tool answers as unknown, and nobody is asked", hidden)
+        plain = await call(alice, "list_tool_groups", {})
+        check("groups" in plain and len(person.asked) == asked, "ungated calls ask nobody", plain)
+        # A program cannot wait for another request: its gated call is denied, saying why.
+        run = await call(alice, "run_code", {"code": PROGRAM})
+        check(run["result"]["error"] == "denied" and "between requests" in run["result"]["message"]
+              and len(person.asked) == asked, "2026-07-28: a program's gated call is denied", run)
+
+    # A 2026-07-28 client that cannot ask (no elicitation callback): denied, saying why.
+    async with Caller(url, alice_token) as mute:
+        refused = await call(mute, "call_tool", count())
+        check(refused["error"] == "denied" and "cannot be asked" in refused["message"],
+              "a client that cannot ask: denied", refused)
+
+    # The initialize handshake: the gateway sends an elicitation request during the call.
+    legacy_person = Person()
+    async with LegacyCaller(url, alice_token, legacy_person) as legacy:
+        check(legacy.protocol_version != "2026-07-28", "ClientSession is on the handshake",
+              legacy.protocol_version)
+        ran = payload(await legacy.call_tool("call_tool", count({"note": "legacy"})))
+        accepted += 1
+        check(str(ran).startswith("calls=") and len(legacy_person.asked) == 1
+              and '"count" in group "counter"' in legacy_person.asked[0] and "legacy" in legacy_person.asked[0],
+              "legacy: asked during the call, accepted, ran", (ran, legacy_person.asked))
+        legacy_person.action = "decline"
+        refused = payload(await legacy.call_tool("call_tool", count({"note": "no"})))
+        check(refused["error"] == "denied" and "declined" in refused["message"], "legacy: declined", refused)
+        # On the handshake a program's gated call is asked about while the program waits.
+        legacy_person.action = "accept"
+        run = payload(await legacy.call_tool("run_code", {"code": PROGRAM}))
+        accepted += 1
+        check(run["result"]["content"][0]["text"].startswith("calls=") and len(legacy_person.asked) == 3
+              and "from a program" in legacy_person.asked[2], "legacy: a program's gated call, asked and run", run)
+
+    print(f"{check.passed} passed, 0 failed; {accepted} accepted")
+    return 0
+
+
+async def approval_stdio(binary: str, config: str) -> int:
+    check = Checks()
+    params = mcp.StdioServerParameters(command=binary, args=["serve", "--config", config])
+    count = {"group": "counter", "tool": "count", "arguments": {"note": "over stdio"}}
+    person = Person()
+    async with mcp.client.stdio.stdio_client(params) as (read, write):
+        async with mcp.ClientSession(read, write, elicitation_callback=person) as session:
+            await session.initialize()
+            await connected(session)
+            ran = payload(await session.call_tool("call_tool", count))
+            check(str(ran).startswith("calls=") and len(person.asked) == 1 and "over stdio" in person.asked[0],
+                  "stdio handshake: asked during the call, accepted, ran", (ran, person.asked))
+            person.action = "decline"
+            refused = payload(await session.call_tool("call_tool", count))
+            check(refused["error"] == "denied", "stdio handshake: declined", refused)
+    person = Person()
+    async with mcp.Client(params, elicitation_callback=person) as client:
+        check(client.protocol_version == "2026-07-28", "stdio Client on 2026-07-28", client.protocol_version)
+        await connected(client)
+        ran = await call(client, "call_tool", count)
+        check(str(ran).startswith("calls=") and len(person.asked) == 1, "stdio 2026-07-28: accepted, ran",
+              (ran, person.asked))
+        person.action = "decline"
+        refused = await call(client, "call_tool", count)
+        check(refused["error"] == "denied", "stdio 2026-07-28: declined", refused)
+    print(f"{check.passed} passed, 0 failed")
+    return 0
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "keys":
@@ -230,5 +380,9 @@ if __name__ == "__main__":
         sys.exit(asyncio.run(check(sys.argv[2], sys.argv[3])))
     if mode == "rate":
         sys.exit(asyncio.run(rate(sys.argv[2])))
+    if mode == "approval":
+        sys.exit(asyncio.run(approval(sys.argv[2])))
+    if mode == "approval-stdio":
+        sys.exit(asyncio.run(approval_stdio(sys.argv[2], sys.argv[3])))
     print(f"unknown mode {mode!r}", file=sys.stderr)
     sys.exit(2)

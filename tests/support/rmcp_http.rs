@@ -105,3 +105,41 @@ impl ServerHandler for Whoami {
         ])))
     }
 }
+
+/// An upstream whose one tool, `count`, counts its calls and answers `calls=N`: what ran can be
+/// told from what did not.
+#[derive(Debug, Clone, Default)]
+pub struct Counter(pub Arc<std::sync::atomic::AtomicUsize>);
+
+impl ServerHandler for Counter {
+    fn get_info(&self) -> rmcp::model::InitializeResult {
+        rmcp::model::InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema = serde_json::from_value(json!({
+            "type": "object",
+            "properties": {"note": {"type": "string"}},
+        }))
+        .expect("schema");
+        Ok(ListToolsResult {
+            tools: vec![Tool::new("count", "Count this call.", Arc::new(schema))],
+            ..ListToolsResult::default()
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        _r: CallToolRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+            ContentBlock::text(format!("calls={n}")),
+        ])))
+    }
+}

@@ -15,10 +15,25 @@ use common::{HttpGateway, root, run_python, run_python_with, temp_dir};
 const ALICE: &str = "alice-token-7f3a";
 const BOB: &str = "bob-token-91c2";
 
-fn config(dir: &Path, whoami: std::net::SocketAddr, extra: &str) -> std::path::PathBuf {
+/// The `[[source]]` of server-everything, in group `everything`.
+fn everything_source() -> String {
     let everything = root().join(
         "tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
     );
+    format!(
+        r#"
+[[source]]
+name = "everything"
+command = "node"
+args = [{everything:?}]
+group = "everything"
+description = "The MCP reference test server"
+"#,
+        everything = everything.display().to_string()
+    )
+}
+
+fn config(dir: &Path, whoami: std::net::SocketAddr, extra: &str) -> std::path::PathBuf {
     let text = format!(
         r#"
 [[client]]
@@ -53,13 +68,7 @@ deny = ["everything/get-env"]
 [audit]
 file = "audit.jsonl"
 {extra}
-[[source]]
-name = "everything"
-command = "node"
-args = [{everything:?}]
-group = "everything"
-description = "The MCP reference test server"
-
+{everything}
 [[source]]
 name = "whoami"
 url = "http://{whoami}/"
@@ -67,7 +76,7 @@ context_headers = {{ "X-Tenant-ID" = "identity.tenant_id" }}
 group = "whoami"
 description = "Says which tenant is asking"
 "#,
-        everything = everything.display().to_string(),
+        everything = everything_source(),
     );
     let path = dir.join("gateway.toml");
     std::fs::write(&path, text).expect("config");
@@ -149,4 +158,106 @@ fn the_rate_limit_holds_per_caller() {
         &env,
     );
     assert!(out.contains("2 passed, 0 failed"), "{out}");
+}
+
+#[test]
+fn approval_gated_tools_ask_the_person_through_the_client() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let counter = rmcp_http::Counter::default();
+    let ran = counter.0.clone();
+    let upstream = rt.block_on(rmcp_http::serve_rmcp_http(move || counter.clone()));
+    let dir = temp_dir("identity-approval");
+    let cfg = dir.join("gateway.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"
+[[client]]
+name = "alice"
+token = "${{env:ALICE_TOKEN}}"
+
+[[policy]]
+match = {{ client = "alice" }}
+allow = ["counter/*", "everything/echo"]
+
+[approval]
+tools = ["counter/*", "everything/*"]
+
+[codeact]
+enabled = true
+
+[audit]
+file = "audit.jsonl"
+{everything}
+[[source]]
+name = "counter"
+url = "http://{upstream}/"
+group = "counter"
+description = "Counts its calls"
+codeact = true
+"#,
+            everything = everything_source(),
+        ),
+    )
+    .expect("config");
+    let env = [("ALICE_TOKEN", ALICE)];
+    let http = HttpGateway::start_with(&cfg, &env);
+    let out = run_python_with(
+        "pyenv",
+        "identity_client.py",
+        &["approval".into(), http.url.clone()],
+        &env,
+    );
+    assert!(out.contains("15 passed, 0 failed; 4 accepted"), "{out}");
+    // The upstream ran exactly the accepted calls: nothing declined, cancelled or unasked ran.
+    assert_eq!(ran.load(std::sync::atomic::Ordering::SeqCst), 4, "{out}");
+    drop(http);
+    // Over stdio (no caller identity, so no policy): both protocols, accepted and declined.
+    let stdio_cfg = dir.join("stdio.toml");
+    std::fs::write(
+        &stdio_cfg,
+        format!(
+            r#"
+[approval]
+tools = ["counter/*"]
+
+[[source]]
+name = "counter"
+url = "http://{upstream}/"
+group = "counter"
+description = "Counts its calls"
+"#
+        ),
+    )
+    .expect("config");
+    let out = run_python(
+        "pyenv",
+        "identity_client.py",
+        &[
+            "approval-stdio".into(),
+            env!("CARGO_BIN_EXE_toolsearch").into(),
+            stdio_cfg.display().to_string(),
+        ],
+    );
+    assert!(out.contains("5 passed, 0 failed"), "{out}");
+    assert_eq!(ran.load(std::sync::atomic::Ordering::SeqCst), 6, "{out}");
+    let audit = std::fs::read_to_string(dir.join("audit.jsonl")).expect("audit");
+    let outcomes: Vec<String> = audit
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|l| l["tool"] == "count")
+        .map(|l| l["outcome"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            "ok", "denied", "denied", "ok", "denied", "denied", "ok", "denied", "ok"
+        ],
+        "{audit}"
+    );
+    drop(rt);
 }

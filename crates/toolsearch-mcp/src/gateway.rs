@@ -25,6 +25,7 @@ use toolsearch::search::semantic::SemanticSearch;
 use toolsearch::skills::Skills;
 use toolsearch::{Engine, EngineError, SourceTools, ToolDef};
 
+use crate::approval::Waiting;
 use crate::upstream::Upstream;
 use source::{Origin, SourceState, load_catalog_source};
 use supervise::{follow, supervise};
@@ -136,6 +137,8 @@ pub struct Gateway {
     resources_changed: watch::Sender<u64>,
     /// Bumped when some upstream's prompts may have changed.
     prompts_changed: watch::Sender<u64>,
+    /// Approval questions sent in `input_required` results, until answered.
+    waiting: Waiting,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -234,6 +237,7 @@ impl Gateway {
             settling: watch::Sender::new(connecting),
             resources_changed: watch::Sender::new(0),
             prompts_changed: watch::Sender::new(0),
+            waiting: Waiting::default(),
         });
         tokio::spawn(follow(Arc::downgrade(&gateway), events_rx));
         for (name, upstream) in gateway.upstreams() {
@@ -291,6 +295,11 @@ impl Gateway {
                 Origin::Catalog(_) => None,
             })
             .collect()
+    }
+
+    /// Approval questions waiting for their answer.
+    pub(crate) fn waiting(&self) -> &Waiting {
+        &self.waiting
     }
 
     /// The access configuration (callers, policies).

@@ -11,6 +11,7 @@
 //   server                    — the MCP server a client talks to
 //   stdio, http               — the transports the server is served on
 
+mod approval;
 mod audit;
 pub mod auth;
 mod convert;

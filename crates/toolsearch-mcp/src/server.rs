@@ -8,14 +8,16 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
     GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, SubscriptionFilter,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::{CancellationToken, DropGuard};
-use toolsearch::exec::Session;
+use toolsearch::exec::{Approver, Session, with_approver};
 
+use crate::approval::{self, Answered, Elicit};
 use crate::auth::CallerIdentity;
 use crate::convert;
 use crate::{Gateway, passthrough};
@@ -76,6 +78,15 @@ impl GatewayServer {
             ended,
         }
     }
+}
+
+/// The authenticated caller of a request (its identity's key), when the HTTP front named one.
+fn caller_key(context: &RequestContext<RoleServer>) -> Option<&str> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.extensions.get::<CallerIdentity>())
+        .map(|i| i.key.as_str())
 }
 
 impl GatewayServer {
@@ -302,12 +313,52 @@ impl ServerHandler for GatewayServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let arguments = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let result = self
-            .gateway
-            .engine()
-            .handle_in(&self.session(&context)?, &request.name, arguments)
-            .await;
+        let session = self.session(&context)?;
+        let engine = self.gateway.engine();
+        let arguments = match request.arguments {
+            Some(m) => Value::Object(m),
+            None => Value::Null,
+        };
+        if !engine.asks_for_approval() {
+            let result = engine.handle_in(&session, &request.name, arguments).await;
+            return Ok(CallToolResponse::Complete(convert::mcp_result(&result)));
+        }
+        let can_ask = approval::can_elicit(context.client_capabilities().as_ref());
+        let between_requests = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let approver: Option<Arc<dyn Approver>> = match (can_ask, between_requests) {
+            (false, _) => None,
+            (true, false) => Some(Arc::new(Elicit::new(context.peer.clone()))),
+            (true, true) => match engine.approval_request(&session, &request.name, &arguments) {
+                None => Some(Arc::new(Answered::none(approval::NOT_ASKED))),
+                Some(asked) => {
+                    let caller = caller_key(&context);
+                    let waiting = self.gateway.waiting();
+                    match waiting.answer(
+                        request.request_state.as_deref(),
+                        request.input_responses.as_ref(),
+                        caller,
+                        &asked,
+                    ) {
+                        Some(answer) => Some(Arc::new(Answered::new(asked, &answer))),
+                        None => match waiting.ask(caller, asked) {
+                            Some(question) => {
+                                return Ok(CallToolResponse::InputRequired(question));
+                            }
+                            None => Some(Arc::new(Answered::none(
+                                "too many approval questions are waiting for an answer; try again later",
+                            ))),
+                        },
+                    }
+                }
+            },
+        };
+        let call = engine.handle_in(&session, &request.name, arguments);
+        let result = match approver {
+            Some(a) => with_approver(a, call).await,
+            None => call.await,
+        };
         Ok(CallToolResponse::Complete(convert::mcp_result(&result)))
     }
 }

@@ -4,6 +4,7 @@
 //! `builder` validates and builds it, `snapshot` is the state it swaps as a whole on
 //! reload, and `route` sends each call to its control, its grouped tool or its direct tool.
 
+mod approval;
 mod builder;
 mod codeact;
 mod route;

@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-pub use approver::{ApprovalAnswer, ApprovalRequest, Approver};
+pub(crate) use approver::request_approver;
+pub use approver::{ApprovalAnswer, ApprovalRequest, Approver, with_approver};
 pub use result::CallResult;
 pub use session::Session;
 

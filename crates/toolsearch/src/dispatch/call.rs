@@ -15,7 +15,9 @@ use super::hooks::{ApprovalHook, UnauthorizedHook};
 use super::validate::ArgValidator;
 use super::{Approval, CallInfo};
 use crate::error::ToolError;
-use crate::exec::{ApprovalAnswer, ApprovalRequest, CallResult, ExecError, Executor, Session};
+use crate::exec::{
+    ApprovalAnswer, ApprovalRequest, CallResult, ExecError, Executor, Session, request_approver,
+};
 use crate::policy::ToolGlobs;
 
 /// Default time a tool call may take.
@@ -141,7 +143,7 @@ impl CallPath {
             .as_ref()
             .is_some_and(|g| g.matches(target.group, target.tool))
         {
-            let Some(approver) = session.approver() else {
+            let Some(approver) = request_approver().or_else(|| session.approver().cloned()) else {
                 return fail(ToolError::denied(format!(
                     "{} runs only with a person's approval, and this client cannot be asked (it does not support elicitation); it did not run.",
                     target.label()

@@ -326,7 +326,7 @@ impl Engine {
     }
 
     /// Checks an `invoke_tool` call: a known `toolId` (canonical name) and its arguments.
-    fn invoke_target(
+    pub(super) fn invoke_target(
         &self,
         view: View<'_>,
         control: &str,
@@ -351,7 +351,7 @@ impl Engine {
     }
 
     /// Checks a `call_tool` envelope: exactly `group`, `tool` and an `arguments` object.
-    fn proxied_target(
+    pub(super) fn proxied_target(
         &self,
         view: View<'_>,
         control: &str,

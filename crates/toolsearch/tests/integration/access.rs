@@ -8,10 +8,12 @@ use std::sync::{Arc, Mutex};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::config::RateLimit;
+use toolsearch::config::{PolicyRule, RateLimit};
 use toolsearch::dispatch::{AuditRecord, AuditSink, CALLER_PATH, Toolset};
-use toolsearch::exec::{ApprovalAnswer, ApprovalRequest, Approver, BoxFuture, Session};
-use toolsearch::policy::{CLIENT_PATH, ToolGlobs};
+use toolsearch::exec::{
+    ApprovalAnswer, ApprovalRequest, Approver, BoxFuture, Session, with_approver,
+};
+use toolsearch::policy::{CLIENT_PATH, Policy, ToolGlobs};
 use toolsearch::{Engine, EngineBuilder, GroupSpec};
 
 #[derive(Deserialize, JsonSchema)]
@@ -126,6 +128,94 @@ async fn approval_gated_tools_run_only_when_the_person_accepts() {
     let out = call(&e, &caller("d"), "get_invoice", 8).await;
     assert_eq!(out["invoice"], 8);
     assert_eq!(*ran.lock().unwrap_or_else(|p| p.into_inner()), [7]);
+}
+
+#[tokio::test]
+async fn a_request_approver_wins_over_the_session_s_and_approvals_are_foreseen() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let e = engine(
+        |b| b.ask_before(ToolGlobs::new(&["billing/refund_*".to_owned()]).expect("glob")),
+        &ran,
+    );
+    assert!(e.asks_for_approval());
+    let s = caller("a");
+    s.set_approver(Arc::new(Person(false, Mutex::default())));
+    // The request's approver is asked, not the session's.
+    let yes = Arc::new(Person(true, Mutex::default()));
+    let out = with_approver(yes.clone(), call(&e, &s, "refund_payment", 9)).await;
+    assert_eq!(out["refunded"], 9, "{out}");
+    assert_eq!(yes.1.lock().unwrap_or_else(|p| p.into_inner()).len(), 1);
+    // Outside that scope the session's approver answers again.
+    let out = call(&e, &s, "refund_payment", 10).await;
+    assert_eq!(out["error"], "denied", "{out}");
+    assert_eq!(*ran.lock().unwrap_or_else(|p| p.into_inner()), [9]);
+
+    // Foreseen: the gated call with valid arguments, through call_tool; nothing counted.
+    let before = s.calls();
+    let envelope =
+        |tool: &str, args: Value| json!({"group": "billing", "tool": tool, "arguments": args});
+    let asked = e
+        .approval_request(
+            &s,
+            "call_tool",
+            &envelope("refund_payment", json!({"cents": 3})),
+        )
+        .expect("asked");
+    assert_eq!(
+        (
+            asked.group.as_deref(),
+            asked.tool.as_str(),
+            &asked.arguments["cents"]
+        ),
+        (Some("billing"), "refund_payment", &json!(3))
+    );
+    assert_eq!(s.calls(), before);
+    // Not foreseen: an ungated tool, invalid arguments, an unknown tool, a discovery control.
+    for (name, args) in [
+        ("call_tool", envelope("get_invoice", json!({"cents": 3}))),
+        (
+            "call_tool",
+            envelope("refund_payment", json!({"cents": "x"})),
+        ),
+        ("call_tool", envelope("refund_nothing", json!({"cents": 3}))),
+        ("discover_tools", json!({"query": "refund"})),
+    ] {
+        assert!(
+            e.approval_request(&s, name, &args).is_none(),
+            "{name} {args}"
+        );
+    }
+    // A tool hidden from the caller is never foreseen (the person is not asked about it).
+    let hidden = engine(
+        |b| {
+            b.ask_before(ToolGlobs::new(&["billing/refund_*".to_owned()]).expect("glob"))
+                .policy(
+                    Policy::new(&[PolicyRule::for_client("a", &["billing/get_*"], &[])])
+                        .expect("policy"),
+                )
+        },
+        &ran,
+    );
+    assert!(
+        hidden
+            .approval_request(
+                &s,
+                "call_tool",
+                &envelope("refund_payment", json!({"cents": 3}))
+            )
+            .is_none()
+    );
+    // Without [approval] nothing is ever foreseen.
+    let open = engine(|b| b, &ran);
+    assert!(!open.asks_for_approval());
+    assert!(
+        open.approval_request(
+            &s,
+            "call_tool",
+            &envelope("refund_payment", json!({"cents": 3}))
+        )
+        .is_none()
+    );
 }
 
 #[tokio::test]
