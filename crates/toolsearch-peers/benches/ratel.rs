@@ -85,7 +85,7 @@ fn main() {
                 name: t.name.clone(),
                 description: t.description.clone(),
                 experimental_searchable_description: None,
-                input_schema: serde_json::Value::Object((*t.input_schema).clone()),
+                input_schema: serde_json::Value::Object(t.input_schema()),
                 output_schema: serde_json::Value::Null,
             });
         }

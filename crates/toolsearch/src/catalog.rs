@@ -3,6 +3,7 @@
 pub mod directory;
 pub mod file;
 pub mod name;
+mod schema;
 pub mod schema_text;
 mod visibility;
 
@@ -15,6 +16,7 @@ use crate::exec::Executor;
 pub use directory::{DirectEntry, Directory, DirectoryError, GroupEntry, ToolEntry, ToolId};
 pub use file::{CatalogFile, CatalogFileError, load_catalog_file, parse_catalog};
 pub use name::canonical_name;
+pub use schema::Schema;
 pub use visibility::{View, Visibility};
 
 /// One tool as a source describes it (the shape of an MCP `tools/list` entry).
@@ -26,9 +28,9 @@ pub struct ToolDef {
     /// Full description (may be empty).
     pub description: String,
     /// JSON Schema of the arguments; always an object.
-    pub input_schema: Map<String, Value>,
+    pub input_schema: Schema,
     /// JSON Schema of the structured result, when the source declares one.
-    pub output_schema: Option<Map<String, Value>>,
+    pub output_schema: Option<Schema>,
     /// A CodeAct program may call it (the source owner's choice; default `false`).
     pub codeact: bool,
 }
@@ -39,7 +41,7 @@ impl ToolDef {
         Self {
             name: name.into(),
             description: description.into(),
-            input_schema: empty_object_schema(),
+            input_schema: Schema::new(&empty_object_schema()),
             output_schema: None,
             codeact: false,
         }
@@ -53,13 +55,13 @@ impl ToolDef {
 
     /// Sets the input schema.
     pub fn with_input_schema(mut self, schema: Map<String, Value>) -> Self {
-        self.input_schema = schema;
+        self.input_schema = Schema::new(&schema);
         self
     }
 
     /// Sets the output schema.
     pub fn with_output_schema(mut self, schema: Map<String, Value>) -> Self {
-        self.output_schema = Some(schema);
+        self.output_schema = Some(Schema::new(&schema));
         self
     }
 }

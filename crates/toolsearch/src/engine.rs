@@ -120,8 +120,8 @@ impl Engine {
             ToolDefinition {
                 name: t.canonical.clone(),
                 description: t.description.clone(),
-                input_schema: Value::Object((*t.input_schema).clone()),
-                output_schema: t.output_schema.as_deref().cloned().map(Value::Object),
+                input_schema: Value::Object(t.input_schema()),
+                output_schema: t.output_schema().map(Value::Object),
             }
         }));
         Ok(out)
@@ -183,11 +183,17 @@ impl Engine {
         let visible = self.visibility(&snap, session);
         let view = View::new(snap.directory(), visible.as_deref());
         let mut out = controls::control_definitions_for(&self.settings, view);
-        out.extend(view.direct().map(|(_, d)| ToolDefinition {
-            name: d.def.name.clone(),
-            description: d.def.description.clone(),
-            input_schema: Value::Object(d.def.input_schema.clone()),
-            output_schema: d.def.output_schema.clone().map(Value::Object),
+        out.extend(view.direct().map(|(_, d)| {
+            ToolDefinition {
+                name: d.def.name.clone(),
+                description: d.def.description.clone(),
+                input_schema: Value::Object(d.def.input_schema.to_map()),
+                output_schema: d
+                    .def
+                    .output_schema
+                    .as_ref()
+                    .map(|s| Value::Object(s.to_map())),
+            }
         }));
         out
     }

@@ -17,7 +17,7 @@ use super::name::{
     canonical_name, group_description_problem, group_name_problem, tool_name_problem,
 };
 use super::schema_text::{SchemaText, schema_text};
-use super::{Presentation, SourceTools, ToolDef};
+use super::{Presentation, Schema, SourceTools, ToolDef};
 use crate::exec::Executor;
 use crate::text::summary_description;
 
@@ -38,10 +38,6 @@ pub struct ToolEntry {
     pub description: String,
     /// Description as summaries show it.
     pub summary: String,
-    /// Input schema.
-    pub input_schema: Arc<Map<String, Value>>,
-    /// Output schema, when declared.
-    pub output_schema: Option<Arc<Map<String, Value>>>,
     /// The source's instructions.
     pub instructions: Arc<[String]>,
     /// Name of the source that yields it.
@@ -52,8 +48,27 @@ pub struct ToolEntry {
     pub executor: Option<Arc<dyn Executor>>,
     /// A CodeAct program may call it.
     pub codeact: bool,
-    pub(crate) input_schema_json: Box<RawValue>,
-    pub(crate) output_schema_json: Option<Box<RawValue>>,
+    /// Input schema, kept as compact text (see [`Schema`]).
+    pub(crate) input_schema_json: Schema,
+    /// Output schema, when declared.
+    pub(crate) output_schema_json: Option<Schema>,
+}
+
+impl ToolEntry {
+    /// Input schema (parsed from its text).
+    pub fn input_schema(&self) -> Map<String, Value> {
+        self.input_schema_json.to_map()
+    }
+
+    /// Output schema, when declared (parsed from its text).
+    pub fn output_schema(&self) -> Option<Map<String, Value>> {
+        self.output_schema_json.as_ref().map(Schema::to_map)
+    }
+
+    /// Input schema as compact JSON text.
+    pub fn input_schema_json(&self) -> &RawValue {
+        self.input_schema_json.json()
+    }
 }
 
 /// One group: name, description, and its tools' range in [`Directory::tools`].
@@ -368,34 +383,20 @@ fn make_entry(group: u32, canonical: String, p: Pending) -> ToolEntry {
         output_schema,
         codeact,
     } = p.def;
-    let input_schema_json = raw_json(&input_schema);
-    let output_schema_json = output_schema.as_ref().map(raw_json);
     ToolEntry {
         group,
         summary: summary_description(&description),
-        schema_text: schema_text(&input_schema),
+        schema_text: schema_text(&input_schema.to_map()),
         name,
         canonical,
         description,
-        input_schema: Arc::new(input_schema),
-        output_schema: output_schema.map(Arc::new),
         instructions: p.instructions,
         source: p.source,
         executor: p.executor,
         codeact,
-        input_schema_json,
-        output_schema_json,
+        input_schema_json: input_schema,
+        output_schema_json: output_schema,
     }
-}
-
-fn raw_json(schema: &Map<String, Value>) -> Box<RawValue> {
-    // A Map of Values always serializes.
-    let s = serde_json::to_string(schema).unwrap_or_else(|_| "{}".to_owned());
-    RawValue::from_string(s).unwrap_or_else(|_| empty_raw())
-}
-
-fn empty_raw() -> Box<RawValue> {
-    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("{{}} is valid JSON"))
 }
 
 #[cfg(test)]

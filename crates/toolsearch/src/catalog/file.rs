@@ -475,7 +475,7 @@ mod tests {
             (g.name.as_str(), instr.as_slice()),
             ("crm", &["Use numeric IDs.".to_owned()][..])
         );
-        assert_eq!(tools[1].input_schema, empty_object_schema());
+        assert_eq!(tools[1].input_schema.to_map(), empty_object_schema());
         assert!(tools[0].output_schema.is_some());
         assert_eq!(c.direct[0].name, "now");
         let sources = c.into_sources("file", false);

@@ -118,7 +118,7 @@ fn render(dir: &Directory, tools: &[Hit], skills: &[Value]) -> String {
             "toolId": t.canonical,
             "score": score(h.score),
             "description": t.description,
-            "inputSchema": Value::Object((*t.input_schema).clone()),
+            "inputSchema": Value::Object(t.input_schema()),
         });
         match groups.iter_mut().find(|(g, _)| *g == t.group) {
             Some((_, hits)) => hits.push(hit),

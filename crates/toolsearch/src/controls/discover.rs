@@ -6,7 +6,7 @@ use serde_json::value::RawValue;
 
 use super::Context;
 use super::args::{object, opt_str, opt_uint, pointer};
-use crate::catalog::{Directory, ToolId};
+use crate::catalog::{Directory, Schema, ToolId};
 use crate::config::{SearchMethod, Settings};
 use crate::error::ToolError;
 use crate::page::{TooLarge, fit_page};
@@ -62,8 +62,8 @@ pub(super) fn full_entry(dir: &Directory, id: ToolId, codeact: bool) -> FullEntr
         group: &dir.group_of(id).name,
         tool: &t.name,
         description: &t.description,
-        parameters_json_schema: &t.input_schema_json,
-        return_schema: t.output_schema_json.as_deref(),
+        parameters_json_schema: t.input_schema_json.json(),
+        return_schema: t.output_schema_json.as_ref().map(Schema::json),
         instructions: &t.instructions,
         codeact_eligible: codeact.then_some(t.codeact),
     }

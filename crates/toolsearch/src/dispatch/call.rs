@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
@@ -65,7 +66,7 @@ pub(crate) struct Target<'a> {
     pub group: Option<&'a str>,
     pub tool: &'a str,
     pub source: &'a str,
-    pub schema: &'a Map<String, Value>,
+    pub schema: &'a RawValue,
     pub validator: &'a ArgValidator,
     pub executor: Option<&'a Arc<dyn Executor>>,
 }

@@ -3,7 +3,8 @@
 
 use std::sync::OnceLock;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::catalog::Directory;
 
@@ -57,12 +58,12 @@ impl ArgValidator {
     /// their total, or the schema's own error when it does not compile.
     pub(crate) fn check(
         &self,
-        schema: &Map<String, Value>,
+        schema: &RawValue,
         arguments: &Value,
     ) -> Result<Result<(), (Vec<Violation>, usize)>, String> {
         let compiled = self.0.get_or_init(|| {
             jsonschema::options()
-                .build(&Value::Object(schema.clone()))
+                .build(&serde_json::from_str(schema.get()).map_err(|e| e.to_string())?)
                 .map_err(|e| e.to_string())
         });
         let validator = compiled.as_ref().map_err(Clone::clone)?;
@@ -89,11 +90,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn schema(v: Value) -> Map<String, Value> {
-        match v {
-            Value::Object(m) => m,
-            _ => unreachable!(),
-        }
+    fn schema(v: Value) -> Box<RawValue> {
+        RawValue::from_string(v.to_string()).expect("json")
     }
 
     #[test]
@@ -125,5 +123,21 @@ mod tests {
         let v = ArgValidator::default();
         let remote = schema(json!({"$ref": "https://example.invalid/schema.json"}));
         assert!(v.check(&remote, &json!({})).is_err());
+    }
+
+    #[test]
+    fn a_schema_as_written_validates() {
+        let raw = RawValue::from_string(
+            r#"{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}"#.into(),
+        )
+        .expect("json");
+        let v = ArgValidator::default();
+        assert_eq!(v.check(&raw, &json!({"id": 3})), Ok(Ok(())));
+        assert!(matches!(
+            v.check(&raw, &json!({"id": "x"})),
+            Ok(Err((_, 1)))
+        ));
+        let broken = RawValue::from_string(r#"{"type":12}"#.into()).expect("json");
+        assert!(ArgValidator::default().check(&broken, &json!({})).is_err());
     }
 }

@@ -42,7 +42,7 @@ impl Engine {
             let valid = matches!(
                 snap.validators()
                     .grouped(id)
-                    .check(&entry.input_schema, &args),
+                    .check(entry.input_schema_json(), &args),
                 Ok(Ok(()))
             );
             let Value::Object(args) = args else {
@@ -77,7 +77,7 @@ impl Engine {
                 let valid = matches!(
                     snap.validators()
                         .direct(index)
-                        .check(&d.def.input_schema, &args),
+                        .check(d.def.input_schema.json(), &args),
                     Ok(Ok(()))
                 );
                 let Value::Object(args) = args else {

@@ -268,7 +268,7 @@ impl Engine {
                     group: None,
                     tool: &d.def.name,
                     source: &d.source,
-                    schema: &d.def.input_schema,
+                    schema: d.def.input_schema.json(),
                     validator: snap.validators().direct(index),
                     executor: d.executor.as_ref(),
                 };
@@ -318,7 +318,7 @@ impl Engine {
             group: Some(group),
             tool: &entry.name,
             source: &entry.source,
-            schema: &entry.input_schema,
+            schema: entry.input_schema_json(),
             validator: snap.validators().grouped(id),
             executor: entry.executor.as_ref(),
         };

@@ -1,0 +1,80 @@
+//! What a large catalog costs in memory, stage by stage: the catalog text, the parsed catalog,
+//! the directory (tool entries with their schemas), the keyword index, the BM25 index. A
+//! counting allocator gives the bytes live after each stage and the peak reached during it.
+//! (`peak_alloc` counts what the system allocator hands out.) ToolBench (`../shared/data/toolbench-stable`) replicated under renamed groups to 10k and
+//! 100k tools (see `toolbench.rs`).
+//!
+//! `cargo bench -p toolsearch --bench memory` prints the table of `BENCHMARKS.md`.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use peak_alloc::PeakAlloc;
+
+use toolsearch::catalog::parse_catalog;
+use toolsearch::config::Bm25Params;
+use toolsearch::{Directory, Snapshot};
+
+mod toolbench;
+use toolbench::catalog_json;
+
+#[global_allocator]
+static ALLOCATOR: PeakAlloc = PeakAlloc;
+
+fn mb(bytes: usize) -> String {
+    format!("{:.1}", bytes as f64 / 1_048_576.0)
+}
+
+/// Runs `stage`, returning its value, the bytes it added to what is live, and its peak above
+/// what was live before it.
+fn stage<T>(stage: impl FnOnce() -> T) -> (T, isize, usize, f64) {
+    let before = ALLOCATOR.current_usage();
+    ALLOCATOR.reset_peak_usage();
+    let t = Instant::now();
+    let out = stage();
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    let after = ALLOCATOR.current_usage();
+    let peak = ALLOCATOR.peak_usage();
+    (out, after as isize - before as isize, peak - before, ms)
+}
+
+fn main() {
+    println!(
+        "| tools | stage | live after (MB) | added (MB) | peak during, above the start (MB) | ms |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for size in [10_000, 100_000] {
+        let base = ALLOCATOR.current_usage();
+        let row = |name: &str, added: isize, peak: usize, ms: f64| {
+            println!(
+                "| {size} | {name} | {} | {:+.1} | {} | {ms:.0} |",
+                mb(ALLOCATOR.current_usage() - base),
+                added as f64 / 1_048_576.0,
+                mb(peak),
+            );
+        };
+        let (text, added, peak, ms) = stage(|| catalog_json(size));
+        row("catalog text", added, peak, ms);
+        let (sources, added, peak, ms) = stage(|| {
+            parse_catalog("bench", &text)
+                .expect("valid")
+                .into_sources("bench", false)
+        });
+        row("parsed catalog", added, peak, ms);
+        let ((), added, peak, ms) = stage(|| drop(text));
+        row("text dropped", added, peak, ms);
+        let (directory, added, peak, ms) = stage(|| Directory::build(sources).expect("valid"));
+        row("directory", added, peak, ms);
+        let (snapshot, added, peak, ms) = stage(|| Snapshot::new(directory));
+        row("+ keyword index, validators", added, peak, ms);
+        let (bm25, added, peak, ms) = stage(|| {
+            snapshot
+                .index()
+                .bm25(snapshot.directory(), &Bm25Params::default())
+        });
+        row("+ BM25 index", added, peak, ms);
+        black_box(&bm25);
+        drop(bm25);
+        drop(snapshot);
+    }
+}
