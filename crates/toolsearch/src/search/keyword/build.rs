@@ -156,6 +156,15 @@ impl Partial {
         b
     }
 
+    /// The `(id, posting)` pairs of words (0), tokens (1) or characters (2).
+    fn pairs_mut(&mut self, kind: usize) -> &mut Vec<(u32, Posting)> {
+        match kind {
+            0 => &mut self.word_pairs,
+            1 => &mut self.token_pairs,
+            _ => &mut self.char_pairs,
+        }
+    }
+
     /// Renumbers `next`'s vocabularies (whose tools all come after this one's) into this
     /// one's, returning the maps for words, tokens and characters.
     fn absorb_vocabulary(&mut self, next: &Partial) -> [Vec<u32>; 3] {
@@ -222,32 +231,28 @@ impl KeywordIndex {
             parts.remove(0)
         };
         let maps: Vec<[Vec<u32>; 3]> = parts.iter().map(|p| b.absorb_vocabulary(p)).collect();
-        let lists = |pick: fn(&Partial) -> &[(u32, Posting)], kind: usize| {
-            let mut v: Vec<PartPairs<'_>> = vec![(pick(&b), None)];
-            v.extend(
-                parts
+        // One kind at a time, each kind's pairs freed as soon as its posting lists are laid
+        // out: the pairs (12 bytes each) and the lists (8) of all three kinds at once were the
+        // peak of the whole load.
+        let (words, tokens, chars) = (b.words.len(), b.tokens.len(), b.chars.len());
+        let mut postings_of = |kind: usize, ids: usize| {
+            let own = std::mem::take(b.pairs_mut(kind));
+            let others: Vec<Vec<(u32, Posting)>> = parts
+                .iter_mut()
+                .map(|p| std::mem::take(p.pairs_mut(kind)))
+                .collect();
+            let mut lists: Vec<PartPairs<'_>> = vec![(&own, None)];
+            lists.extend(
+                others
                     .iter()
                     .zip(&maps)
-                    .map(|(p, m)| (pick(p), Some(m[kind].as_slice()))),
+                    .map(|(v, m)| (v.as_slice(), Some(m[kind].as_slice()))),
             );
-            v
+            postings_from_parts(ids, &lists)
         };
-        let (words, tokens, chars) = (b.words.len(), b.tokens.len(), b.chars.len());
-        let (word_lists, token_lists, char_lists) = (
-            lists(|p| &p.word_pairs, 0),
-            lists(|p| &p.token_pairs, 1),
-            lists(|p| &p.char_pairs, 2),
-        );
-        let (word_postings, token_postings, char_postings) = std::thread::scope(|scope| {
-            let w = scope.spawn(|| postings_from_parts(words, &word_lists));
-            let t = scope.spawn(|| postings_from_parts(tokens, &token_lists));
-            let c = postings_from_parts(chars, &char_lists);
-            let join = |h: std::thread::ScopedJoinHandle<'_, Postings>| match h.join() {
-                Ok(v) => v,
-                Err(panic) => std::panic::resume_unwind(panic),
-            };
-            (join(w), join(t), c)
-        });
+        let char_postings = postings_of(2, chars);
+        let token_postings = postings_of(1, tokens);
+        let word_postings = postings_of(0, words);
         let mut exact: FxHashMap<String, Vec<ToolId>> = FxHashMap::default();
         for (key, id) in std::mem::take(&mut b.exact)
             .into_iter()
@@ -256,7 +261,7 @@ impl KeywordIndex {
             exact.entry(key).or_default().push(id);
         }
         drop(parts);
-        drop((b.word_pairs, b.token_pairs, b.char_pairs, b.token_chars));
+        drop(b.token_chars);
 
         // Token text and its suffix array (suffixes start at char boundaries only: a keyword
         // starts with a UTF-8 leading byte, which never matches inside a character).
