@@ -24,6 +24,8 @@ use std::ops::Range;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+mod build;
+
 use super::Scored;
 use super::analysis::analyze;
 use super::corpus::{Corpus, Doc};
@@ -133,57 +135,6 @@ fn field_tfs(texts: &[Vec<&str>; F]) -> (FxHashMap<String, [u32; F]>, [u32; F]) 
 }
 
 impl Bm25Index {
-    /// Indexes the documents of `corpus` (in [`ToolId`] order).
-    pub fn build(corpus: &(impl Corpus + ?Sized), params: Bm25Params) -> Self {
-        let mut terms: FxHashMap<Box<str>, u32> = FxHashMap::default();
-        // (term, tool, tfs), grouped by term afterwards.
-        let mut postings: Vec<(u32, ToolId, [u32; F])> = Vec::new();
-        let mut lengths = Vec::with_capacity(corpus.len());
-        let mut totals = [0f64; F];
-        for id in 0..corpus.len() as ToolId {
-            let (tfs, lens) = field_tfs(&field_texts(&corpus.doc(id), corpus));
-            for (f, l) in lens.iter().enumerate() {
-                totals[f] += f64::from(*l);
-            }
-            lengths.push(lens);
-            for (term, tf) in tfs {
-                let next = terms.len() as u32;
-                let t = *terms.entry(term.into_boxed_str()).or_insert(next);
-                postings.push((t, id, tf));
-            }
-        }
-        let n = corpus.len().max(1) as f64;
-        let avg_lengths = totals.map(|t| ((t / n) as f32).max(f32::MIN_POSITIVE));
-        postings.sort_unstable_by_key(|&(t, d, _)| (t, d));
-        let mut offsets = vec![0u32; terms.len() + 1];
-        for &(t, _, _) in &postings {
-            offsets[t as usize + 1] += 1;
-        }
-        for i in 1..offsets.len() {
-            offsets[i] += offsets[i - 1];
-        }
-        let idf: Vec<f32> = (0..terms.len())
-            .map(|t| idf(corpus.len(), offsets[t + 1] - offsets[t]))
-            .collect();
-        let mut index = Self {
-            params,
-            tool_count: corpus.len(),
-            terms,
-            idf,
-            offsets,
-            docs: Vec::with_capacity(postings.len()),
-            impacts: Vec::with_capacity(postings.len()),
-            lengths,
-            avg_lengths,
-        };
-        for (t, d, tf) in postings {
-            let (_, score) = index.term_score(t, d, &tf);
-            index.docs.push(d);
-            index.impacts.push(score);
-        }
-        index
-    }
-
     /// The parameters it was built with.
     pub fn params(&self) -> &Bm25Params {
         &self.params

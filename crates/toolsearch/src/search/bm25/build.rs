@@ -1,0 +1,160 @@
+//! Building the BM25 index: runs of tools analyzed on their own threads, each with its own
+//! term ids; the vocabularies merged in first-seen order; the postings laid out by a counting
+//! sort by term (tool order kept within a term), each with its impact computed on the way.
+
+use std::ops::Range;
+
+use rustc_hash::FxHashMap;
+
+use super::{Bm25Index, F, field_texts, idf};
+use crate::catalog::ToolId;
+use crate::config::Bm25Params;
+use crate::search::analysis::analyze;
+use crate::search::corpus::Corpus;
+
+/// A `(term, tool, tf per field)` posting before its impact is known.
+type RawPosting = (u32, ToolId, [u32; F]);
+
+/// The postings of one run of tools, with its own term ids.
+#[derive(Default)]
+struct Part {
+    terms: FxHashMap<Box<str>, u32>,
+    /// `(term, tool, tf per field)`, in tool order.
+    postings: Vec<RawPosting>,
+    /// Each tool's field lengths, in tool order.
+    lengths: Vec<[u32; F]>,
+}
+
+fn intern(terms: &mut FxHashMap<Box<str>, u32>, term: &str) -> u32 {
+    if let Some(&id) = terms.get(term) {
+        return id;
+    }
+    let id = terms.len() as u32;
+    terms.insert(term.into(), id);
+    id
+}
+
+impl Part {
+    /// Analyzes the documents `ids` of `corpus`.
+    fn analyze(corpus: &(impl Corpus + ?Sized), ids: Range<usize>) -> Self {
+        let mut part = Self::default();
+        // Per term: (tool + 1, its posting's index) of the last tool that used it.
+        let mut slots: Vec<(u32, u32)> = Vec::new();
+        for id in ids {
+            let id = id as ToolId;
+            let texts = field_texts(&corpus.doc(id), corpus);
+            let mut lengths = [0u32; F];
+            for (f, texts) in texts.iter().enumerate() {
+                for text in texts {
+                    analyze(text, |t| {
+                        lengths[f] += 1;
+                        let term = intern(&mut part.terms, t);
+                        let i = term as usize;
+                        if i >= slots.len() {
+                            slots.resize(i + 1, (0, 0));
+                        }
+                        if slots[i].0 == id + 1 {
+                            part.postings[slots[i].1 as usize].2[f] += 1;
+                        } else {
+                            slots[i] = (id + 1, part.postings.len() as u32);
+                            let mut tf = [0; F];
+                            tf[f] = 1;
+                            part.postings.push((term, id, tf));
+                        }
+                    });
+                }
+            }
+            part.lengths.push(lengths);
+        }
+        part
+    }
+}
+
+/// Keys of `terms` in id order.
+fn by_id(terms: &FxHashMap<Box<str>, u32>) -> Vec<&str> {
+    let mut v: Vec<(&str, u32)> = terms.iter().map(|(t, &id)| (&**t, id)).collect();
+    v.sort_unstable_by_key(|&(_, id)| id);
+    v.into_iter().map(|(t, _)| t).collect()
+}
+
+impl Bm25Index {
+    /// Indexes the documents of `corpus` (in [`ToolId`] order).
+    pub fn build(corpus: &(impl Corpus + ?Sized), params: Bm25Params) -> Self {
+        let mut parts = crate::parallel::map_ranges(corpus.len(), |ids| Part::analyze(corpus, ids));
+        let mut first = if parts.is_empty() {
+            Part::default()
+        } else {
+            parts.remove(0)
+        };
+        // Later runs' terms renumbered into the first's, in their first-seen order.
+        let maps: Vec<Vec<u32>> = parts
+            .iter()
+            .map(|p| {
+                by_id(&p.terms)
+                    .into_iter()
+                    .map(|t| intern(&mut first.terms, t))
+                    .collect()
+            })
+            .collect();
+        let terms = first.terms.len();
+        let mut lengths = std::mem::take(&mut first.lengths);
+        for p in &mut parts {
+            lengths.append(&mut p.lengths);
+        }
+        let mut totals = [0f64; F];
+        for l in &lengths {
+            for f in 0..F {
+                totals[f] += f64::from(l[f]);
+            }
+        }
+        let mut runs: Vec<(Vec<RawPosting>, Option<Vec<u32>>)> =
+            vec![(std::mem::take(&mut first.postings), None)];
+        runs.extend(
+            parts
+                .into_iter()
+                .zip(maps)
+                .map(|(p, m)| (p.postings, Some(m))),
+        );
+        let global = |map: &Option<Vec<u32>>, t: u32| map.as_ref().map_or(t, |m| m[t as usize]);
+        let mut offsets = vec![0u32; terms + 1];
+        for (postings, map) in &runs {
+            for &(t, _, _) in postings {
+                offsets[global(map, t) as usize + 1] += 1;
+            }
+        }
+        for i in 1..offsets.len() {
+            offsets[i] += offsets[i - 1];
+        }
+        let n = corpus.len().max(1) as f64;
+        let mut index = Self {
+            params,
+            tool_count: corpus.len(),
+            idf: (0..terms)
+                .map(|t| idf(corpus.len(), offsets[t + 1] - offsets[t]))
+                .collect(),
+            terms: first.terms,
+            avg_lengths: totals.map(|t| ((t / n) as f32).max(f32::MIN_POSITIVE)),
+            lengths,
+            docs: Vec::new(),
+            impacts: Vec::new(),
+            offsets,
+        };
+        let total = index.offsets[terms] as usize;
+        let mut docs = vec![0 as ToolId; total];
+        let mut impacts = vec![0f32; total];
+        let mut next = index.offsets.clone();
+        // Runs in tool order, each freed once laid out: a term's postings stay in tool order.
+        for (postings, map) in runs {
+            for (t, d, tf) in postings {
+                let g = global(&map, t);
+                let at = next[g as usize] as usize;
+                next[g as usize] += 1;
+                docs[at] = d;
+                impacts[at] = index.term_score(g, d, &tf).1;
+            }
+        }
+        index.docs = docs;
+        index.impacts = impacts;
+        index
+    }
+}
