@@ -6,6 +6,7 @@ use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value};
 use toolsearch::ToolDef;
 use toolsearch::ToolDefinition;
+use toolsearch::catalog::Schema;
 use toolsearch::exec::CallResult;
 
 /// An upstream tool as a catalog tool.
@@ -13,11 +14,10 @@ pub fn tool_def(tool: &Tool) -> ToolDef {
     let mut def = ToolDef::new(
         tool.name.to_string(),
         tool.description.as_deref().unwrap_or_default(),
-    )
-    .with_input_schema((*tool.input_schema).clone());
-    if let Some(out) = &tool.output_schema {
-        def = def.with_output_schema((**out).clone());
-    }
+    );
+    // Straight to the schema's text, without a copy of the tree.
+    def.input_schema = Schema::new(&tool.input_schema);
+    def.output_schema = tool.output_schema.as_deref().map(Schema::new);
     def
 }
 

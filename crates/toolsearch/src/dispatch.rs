@@ -13,4 +13,4 @@ pub use call::CallPath;
 pub use hooks::{Approval, CallInfo};
 pub use local::Toolset;
 pub use rate::{CALLER_PATH, RateLimiter};
-pub(crate) use validate::Validators;
+pub(crate) use validate::{ArgValidator, Validators};

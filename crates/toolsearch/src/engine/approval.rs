@@ -4,13 +4,16 @@
 
 use std::sync::Arc;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::Engine;
 use crate::catalog::View;
 use crate::config::Surface;
 use crate::controls::{self, Control};
+use crate::dispatch::ArgValidator;
 use crate::exec::{ApprovalRequest, Session};
+use crate::policy::ToolGlobs;
 
 impl Engine {
     /// Whether some tools run only with the person's approval (`[approval] tools`).
@@ -38,18 +41,15 @@ impl Engine {
         let grouped = |id: u32, args: Map<String, Value>| {
             let entry = dir.tool(id);
             let group = &dir.group_of(id).name;
-            let args = Value::Object(args);
-            let valid = matches!(
-                snap.validators()
-                    .grouped(id)
-                    .check(entry.input_schema_json(), &args),
-                Ok(Ok(()))
-            );
-            let Value::Object(args) = args else {
-                return None;
-            };
-            (valid && globs.matches(Some(group), &entry.name))
-                .then(|| ApprovalRequest::new(Some(group.clone()), entry.name.clone(), args))
+            let validator = snap.validators().grouped(id);
+            gated(
+                globs,
+                Some(group),
+                &entry.name,
+                validator,
+                entry.input_schema_json(),
+                args,
+            )
         };
         match control {
             Some(Control::Invoke) => {
@@ -73,19 +73,43 @@ impl Engine {
                     return grouped(id, args);
                 }
                 let (index, d) = view.direct().find(|(_, d)| d.def.name == name)?;
-                let args = Value::Object(args);
-                let valid = matches!(
-                    snap.validators()
-                        .direct(index)
-                        .check(d.def.input_schema.json(), &args),
-                    Ok(Ok(()))
-                );
-                let Value::Object(args) = args else {
-                    return None;
-                };
-                (valid && globs.matches(None, &d.def.name))
-                    .then(|| ApprovalRequest::new(None, d.def.name.clone(), args))
+                let validator = snap.validators().direct(index);
+                gated(
+                    globs,
+                    None,
+                    &d.def.name,
+                    validator,
+                    d.def.input_schema.json(),
+                    args,
+                )
             }
         }
     }
+}
+
+/// The question about `group/tool` called with `args`: when it is gated (a cheap glob test
+/// first) and its arguments are valid — a call refused anyway is not put to the person.
+fn gated(
+    globs: &ToolGlobs,
+    group: Option<&str>,
+    tool: &str,
+    validator: &ArgValidator,
+    schema: &RawValue,
+    args: Map<String, Value>,
+) -> Option<ApprovalRequest> {
+    if !globs.matches(group, tool) {
+        return None;
+    }
+    let args = Value::Object(args);
+    let Ok(Ok(())) = validator.check(schema, &args) else {
+        return None;
+    };
+    let Value::Object(args) = args else {
+        return None;
+    };
+    Some(ApprovalRequest::new(
+        group.map(str::to_owned),
+        tool.to_owned(),
+        args,
+    ))
 }
