@@ -205,10 +205,12 @@ impl Scorer {
         if relevant.is_empty() {
             return;
         }
+        // A tool ranked twice is found once: only its first place counts.
+        let ranked: Vec<&str> = ranked.iter().take(DEPTH).map(AsRef::as_ref).collect();
         let is_rel: Vec<bool> = ranked
             .iter()
-            .take(DEPTH)
-            .map(|r| relevant.iter().any(|x| x == r.as_ref()))
+            .enumerate()
+            .map(|(i, r)| relevant.iter().any(|x| x == r) && !ranked[..i].contains(r))
             .collect();
         let n_rel = relevant.len() as f64;
         let mut found = 0usize;

@@ -194,6 +194,10 @@ impl Bm25Index {
         for (_, t) in &terms {
             let r = self.offsets[*t as usize] as usize..self.offsets[*t as usize + 1] as usize;
             for (&d, &impact) in self.docs[r.clone()].iter().zip(&self.impacts[r]) {
+                // A field weighted 0 leaves impacts of 0: they must not touch a tool twice.
+                if impact <= 0.0 {
+                    continue;
+                }
                 let slot = &mut acc[d as usize];
                 if *slot == 0.0 {
                     touched.push(d);

@@ -190,6 +190,47 @@ fn bm25_parameters_come_from_the_config_and_are_validated() {
 }
 
 #[test]
+fn a_tool_ranked_twice_is_found_once() {
+    let rel = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let mut s = Scorer::new();
+    s.add(&rel(&["g/a", "g/b"]), &["g/a", "g/a", "g/x"], 1.0);
+    let r = s.finish("test", 3, 1.0);
+    assert!((r.recall_at(2) - 0.5).abs() < 1e-9, "{:?}", r.recall);
+    let l = |i: f64| 1.0 / (i + 1.0).log2();
+    assert!((r.ndcg10 - l(1.0) / (l(1.0) + l(2.0))).abs() < 1e-9);
+}
+
+#[test]
+fn a_field_weighted_zero_ranks_each_tool_once() {
+    let dir = directory(FILES);
+    for weights in [
+        [1.0, 1.0, 1.0, 0.0],
+        [1.0, 0.0, 0.0, 1.0],
+        [0.0, 1.0, 1.0, 1.0],
+    ] {
+        let index = Bm25Index::build(
+            &dir,
+            Bm25Params {
+                weights,
+                ..Bm25Params::default()
+            },
+        );
+        for query in [
+            "local files directory",
+            "read a local file",
+            "forecasts severe weather",
+        ] {
+            let (hits, total) = index.search(query, 0..dir.tools().len() as u32, 50);
+            let mut ids: Vec<u32> = hits.iter().map(|h| h.tool).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len(), hits.len(), "{weights:?} {query}: {hits:?}");
+            assert_eq!(total, hits.len(), "{weights:?} {query}");
+        }
+    }
+}
+
+#[test]
 fn the_scorer_computes_the_design_metrics() {
     let rel = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     let mut s = Scorer::new();
