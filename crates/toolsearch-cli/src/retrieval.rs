@@ -51,6 +51,9 @@ pub struct EvalArgs {
     /// Which queries: all, train or test (halves by a hash of the id).
     #[arg(long, value_name = "S", default_value = "all")]
     split: String,
+    /// Only the queries with two or more relevant tools (does each find all of them?).
+    #[arg(long)]
+    multi: bool,
     /// Print one JSON object per method instead of a table.
     #[arg(long)]
     json: bool,
@@ -206,7 +209,10 @@ pub fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
         None => Settings::default(),
     };
     a.model.apply(&mut settings)?;
-    let queries = load_queries(&a.queries, split)?;
+    let mut queries = load_queries(&a.queries, split)?;
+    if a.multi {
+        queries.retain(|q| q.relevant.len() > 1);
+    }
     let mut reports = Vec::new();
     for method in methods {
         // Each method's build is timed from the loaded catalog to a searchable snapshot.
