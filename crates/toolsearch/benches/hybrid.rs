@@ -1,9 +1,11 @@
-//! `hybrid` and `semantic` search over 10k tools, without the query's embedding (which the
-//! model adds: see `toolsearch-embed`'s `embed` bench). The catalog is ToolBench replicated to
-//! 10,000 tools (as in the `discover` bench); its vectors are random unit vectors of MiniLM's
+//! `hybrid` and `semantic` search over 10k tools (`HYBRID_TOOLS=100000` for more), without the
+//! query's embedding (which the model adds: see `toolsearch-embed`'s `embed` bench). The
+//! catalog is ToolBench replicated to 10,000 tools (as in the `discover` bench); its vectors are random unit vectors of MiniLM's
 //! 384 dimensions (the search cost does not depend on their values), queries are ToolBench's
 //! 765, each with a random query vector. What is timed is exactly what `semantic` / `hybrid`
 //! do per query: the cosine scan of the scope, BM25 to depth 100, and the fusion.
+//! The same vectors as 32-bit floats, scanned with a float dot product, are measured beside
+//! the index's signed bytes (`semantic-f32`), and both rankings' top 10 compared.
 //!
 //! `cargo bench -p toolsearch --bench hybrid` prints p50/p99 per query first, then divan runs.
 
@@ -16,15 +18,21 @@ use std::time::{Duration, Instant};
 
 use toolsearch::catalog::Directory;
 use toolsearch::search::hybrid::{DEPTH, fuse};
-use toolsearch::search::semantic::{VectorIndex, normalize};
+use toolsearch::search::semantic::{VectorIndex, dot, normalize};
 use toolsearch::{SearchIndex, Settings};
 
 #[path = "toolbench.rs"]
 mod toolbench;
 use toolbench::{queries, sources};
 
-const TOOLS: usize = 10_000;
 const DIM: usize = 384;
+
+fn tools() -> usize {
+    std::env::var("HYBRID_TOOLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000)
+}
 
 /// A small deterministic generator (xorshift), so runs compare.
 fn unit_vectors(n: usize, seed: u64) -> Vec<f32> {
@@ -44,6 +52,7 @@ struct Setup {
     dir: Directory,
     index: SearchIndex,
     vectors: VectorIndex,
+    floats: Vec<f32>,
     qvecs: Vec<Vec<f32>>,
     settings: Settings,
 }
@@ -51,11 +60,12 @@ struct Setup {
 fn setup() -> &'static Setup {
     static S: OnceLock<Setup> = OnceLock::new();
     S.get_or_init(|| {
-        let dir = Directory::build(sources(TOOLS)).expect("valid");
+        let dir = Directory::build(sources(tools())).expect("valid");
         let settings = Settings::default();
         let index = SearchIndex::build(&dir);
         index.bm25(&dir, &settings.bm25);
-        let vectors = VectorIndex::new("random", DIM, unit_vectors(dir.tools().len(), 7));
+        let floats = unit_vectors(dir.tools().len(), 7);
+        let vectors = VectorIndex::new("random", DIM, floats.clone());
         let qvecs = unit_vectors(queries().len(), 11)
             .chunks_exact(DIM)
             .map(<[f32]>::to_vec)
@@ -64,6 +74,7 @@ fn setup() -> &'static Setup {
             dir,
             index,
             vectors,
+            floats,
             qvecs,
             settings,
         }
@@ -84,6 +95,25 @@ fn hybrid(s: &Setup, i: usize) -> usize {
 fn semantic(s: &Setup, i: usize) -> usize {
     let scope = 0..s.dir.tools().len() as u32;
     s.vectors.search(&s.qvecs[i], scope, 20, -1.0).0.len()
+}
+
+/// The float scan the index replaced: every row's float dot product, the best 20 kept.
+fn semantic_f32(s: &Setup, i: usize) -> usize {
+    top_floats(s, i, 20).len()
+}
+
+fn top_floats(s: &Setup, i: usize, k: usize) -> Vec<u32> {
+    let mut scored: Vec<(f32, u32)> = s
+        .floats
+        .chunks_exact(DIM)
+        .enumerate()
+        .map(|(t, row)| (dot(row, &s.qvecs[i]), t as u32))
+        .collect();
+    let order = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    scored.select_nth_unstable_by(k - 1, order);
+    scored.truncate(k);
+    scored.sort_unstable_by(order);
+    scored.into_iter().map(|(_, t)| t).collect()
 }
 
 fn percentiles(f: impl Fn(&Setup, usize) -> usize) -> (Duration, Duration) {
@@ -111,20 +141,42 @@ fn main() {
         s.dir.tools().len(),
         queries().len()
     );
+    println!(
+        "vectors: {:.1} MB as signed bytes, {:.1} MB as floats",
+        s.vectors.bytes() as f64 / 1e6,
+        (s.floats.len() * 4) as f64 / 1e6
+    );
+    let scope = 0..s.dir.tools().len() as u32;
+    let same: usize = (0..queries().len())
+        .map(|i| {
+            let bytes = s.vectors.search(&s.qvecs[i], scope.clone(), 10, -1.0).0;
+            let floats = top_floats(s, i, 10);
+            bytes.iter().filter(|h| floats.contains(&h.tool)).count()
+        })
+        .sum();
+    println!(
+        "top 10 shared with the float ranking: {:.2} %",
+        100.0 * same as f64 / (10 * queries().len()) as f64
+    );
     for (name, f) in [
         ("semantic", semantic as fn(&Setup, usize) -> usize),
+        ("semantic-f32", semantic_f32),
         ("hybrid", hybrid),
     ] {
         let (p50, p99) = percentiles(f);
-        println!("{name:9} p50 {p50:>10.1?}  p99 {p99:>10.1?}");
+        println!("{name:12} p50 {p50:>10.1?}  p99 {p99:>10.1?}");
     }
     divan::main();
 }
 
-#[divan::bench(args = ["semantic", "hybrid"])]
-fn search_10k(bencher: divan::Bencher, method: &str) {
+#[divan::bench(args = ["semantic", "semantic-f32", "hybrid"])]
+fn search(bencher: divan::Bencher, method: &str) {
     let s = setup();
-    let f = if method == "hybrid" { hybrid } else { semantic };
+    let f = match method {
+        "hybrid" => hybrid,
+        "semantic-f32" => semantic_f32,
+        _ => semantic,
+    };
     let mut i = 0;
     bencher.bench_local(|| {
         i = (i + 1) % queries().len();

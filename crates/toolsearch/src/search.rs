@@ -10,6 +10,7 @@ pub mod cache;
 mod corpus;
 pub mod hybrid;
 mod index;
+pub mod int8;
 pub mod keyword;
 mod ranking;
 pub mod reference;
@@ -25,7 +26,7 @@ use std::ops::Range;
 
 use crate::catalog::{ToolId, Visibility};
 use crate::config::{SearchMethod, Settings};
-use semantic::{SemanticSearch, dot};
+use semantic::SemanticSearch;
 
 /// Searchable fields of the keyword ranking, in priority order (docs/reference.md,
 /// `discover_tools` rule 4).
@@ -153,7 +154,7 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
                 let cos = self
                     .index
                     .vectors(self.corpus, sem)
-                    .and_then(|v| Ok(dot(v.vector(tool), &sem.embed_query(query)?)))
+                    .and_then(|v| Ok(v.similarity(tool, &sem.embed_query(query)?)))
                     .map_or_else(|e| e.to_string(), |c| format!("cosine {c:.3}"));
                 if method == SearchMethod::Semantic {
                     return cos;

@@ -1,11 +1,15 @@
-//! The embedding cache: one file per model holding a vector per distinct tool text.
+//! The embedding cache: one file per model holding a vector per distinct tool text, normalised
+//! and quantized to signed bytes ([`int8`](super::int8)).
 //!
 //! File layout (little-endian):
 //!
 //! ```text
-//! b"TSEMB001"  u32 dim  u32 id_len  id_len bytes of model id (UTF-8)  u64 count
-//! count × ( u64 text hash, dim × f32 )
+//! b"TSEMB002"  u32 dim  u32 id_len  id_len bytes of model id (UTF-8)  u64 count
+//! count × ( u64 text hash, f32 scale, dim × i8 )
 //! ```
+//!
+//! A `TSEMB001` file (rows of `dim × f32`, written before vectors were quantized) is read and
+//! quantized; the next save writes it in the new layout.
 //!
 //! A file whose model id or dimension differs from the embedder's, or whose length does not
 //! add up, is refused with an error that says to rebuild it; saving writes a temporary file
@@ -17,7 +21,11 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
 
-const MAGIC: &[u8; 8] = b"TSEMB001";
+use super::int8;
+use super::semantic::normalize;
+
+const MAGIC: &[u8; 8] = b"TSEMB002";
+const MAGIC_F32: &[u8; 8] = b"TSEMB001";
 
 /// Why a cache file could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +55,8 @@ pub struct EmbeddingCache {
     model_id: String,
     dim: usize,
     rows: FxHashMap<u64, usize>,
-    data: Vec<f32>,
+    data: Vec<i8>,
+    scales: Vec<f32>,
     dirty: bool,
 }
 
@@ -80,6 +89,7 @@ impl EmbeddingCache {
             dim,
             rows: FxHashMap::default(),
             data: Vec::new(),
+            scales: Vec::new(),
             dirty: false,
         }
     }
@@ -101,9 +111,11 @@ impl EmbeddingCache {
             why,
         };
         let mut r = Reader(&bytes);
-        if r.take(8) != Some(MAGIC.as_slice()) {
-            return Err(invalid("not a toolsearch embedding cache".into()));
-        }
+        let floats = match r.take(8) {
+            Some(m) if m == MAGIC.as_slice() => false,
+            Some(m) if m == MAGIC_F32.as_slice() => true,
+            _ => return Err(invalid("not a toolsearch embedding cache".into())),
+        };
         let file_dim = r.u32().ok_or_else(|| invalid("truncated header".into()))? as usize;
         let id_len = r.u32().ok_or_else(|| invalid("truncated header".into()))? as usize;
         let file_id = r
@@ -121,7 +133,7 @@ impl EmbeddingCache {
             )));
         }
         let count = r.u64().ok_or_else(|| invalid("truncated header".into()))?;
-        let row_bytes = 8 + 4 * dim;
+        let row_bytes = if floats { 8 + 4 * dim } else { 12 + dim };
         if (r.0.len() as u64) != count.saturating_mul(row_bytes as u64) {
             return Err(invalid(format!(
                 "{} bytes of rows where {count} rows need {}",
@@ -131,20 +143,32 @@ impl EmbeddingCache {
         }
         let mut cache = Self::new(path, model_id, dim);
         cache.data.reserve(count as usize * dim);
+        cache.scales.reserve(count as usize);
+        let mut row_floats = Vec::with_capacity(dim);
         for row in r.0.chunks_exact(row_bytes) {
-            let (hash, floats) = row.split_at(8);
+            let (hash, rest) = row.split_at(8);
             let hash = u64::from_le_bytes(hash.try_into().unwrap_or_default());
-            let at = cache.data.len();
-            cache.data.extend(
-                floats
-                    .chunks_exact(4)
-                    .map(|b| f32::from_le_bytes(b.try_into().unwrap_or_default())),
-            );
-            if cache.data[at..].iter().any(|x| !x.is_finite()) {
-                return Err(invalid(format!("row {hash:016x} holds a non-finite value")));
+            let le = |b: &[u8]| f32::from_le_bytes(b.try_into().unwrap_or_default());
+            if floats {
+                row_floats.clear();
+                row_floats.extend(rest.chunks_exact(4).map(le));
+                if row_floats.iter().any(|x| !x.is_finite()) {
+                    return Err(invalid(format!("row {hash:016x} holds a non-finite value")));
+                }
+                cache.insert(hash, &row_floats);
+                continue;
             }
-            cache.rows.insert(hash, at / dim);
+            let (scale, bytes) = rest.split_at(4);
+            let scale = le(scale);
+            if !(scale.is_finite() && scale >= 0.0) {
+                return Err(invalid(format!("row {hash:016x} has the scale {scale}")));
+            }
+            cache.rows.insert(hash, cache.scales.len());
+            cache.scales.push(scale);
+            cache.data.extend(bytes.iter().map(|&b| b as i8));
         }
+        // A file of the old layout is written anew at the next save.
+        cache.dirty = floats;
         Ok(Some(cache))
     }
 
@@ -173,25 +197,36 @@ impl EmbeddingCache {
         self.rows.is_empty()
     }
 
-    /// The vector of a text hash.
-    pub fn get(&self, hash: u64) -> Option<&[f32]> {
-        self.rows
-            .get(&hash)
-            .map(|&row| &self.data[row * self.dim..(row + 1) * self.dim])
+    /// The quantized unit vector of a text hash, with its scale.
+    pub fn get(&self, hash: u64) -> Option<(&[i8], f32)> {
+        self.rows.get(&hash).map(|&row| {
+            (
+                &self.data[row * self.dim..(row + 1) * self.dim],
+                self.scales[row],
+            )
+        })
     }
 
-    /// Adds (or replaces) the vector of a text hash.
+    /// Adds (or replaces) the vector of a text hash; it is kept normalised and quantized.
     ///
     /// # Panics
     /// When `vector` does not have the cache's dimension.
     pub fn insert(&mut self, hash: u64, vector: &[f32]) {
         assert_eq!(vector.len(), self.dim, "vector dimension");
         self.dirty = true;
+        let mut unit = vector.to_vec();
+        normalize(&mut unit);
+        let mut q = Vec::with_capacity(self.dim);
+        let scale = int8::quantize(&unit, &mut q);
         match self.rows.get(&hash) {
-            Some(&row) => self.data[row * self.dim..(row + 1) * self.dim].copy_from_slice(vector),
+            Some(&row) => {
+                self.data[row * self.dim..(row + 1) * self.dim].copy_from_slice(&q);
+                self.scales[row] = scale;
+            }
             None => {
-                self.rows.insert(hash, self.data.len() / self.dim);
-                self.data.extend_from_slice(vector);
+                self.rows.insert(hash, self.scales.len());
+                self.data.extend_from_slice(&q);
+                self.scales.push(scale);
             }
         }
     }
@@ -211,7 +246,7 @@ impl EmbeddingCache {
             fs::create_dir_all(parent).map_err(io)?;
         }
         let mut buf =
-            Vec::with_capacity(32 + self.model_id.len() + self.rows.len() * (8 + 4 * self.dim));
+            Vec::with_capacity(32 + self.model_id.len() + self.rows.len() * (12 + self.dim));
         buf.extend_from_slice(MAGIC);
         buf.extend_from_slice(&(self.dim as u32).to_le_bytes());
         buf.extend_from_slice(&(self.model_id.len() as u32).to_le_bytes());
@@ -221,9 +256,12 @@ impl EmbeddingCache {
         rows.sort_unstable();
         for (hash, row) in rows {
             buf.extend_from_slice(&hash.to_le_bytes());
-            for x in &self.data[row * self.dim..(row + 1) * self.dim] {
-                buf.extend_from_slice(&x.to_le_bytes());
-            }
+            buf.extend_from_slice(&self.scales[row].to_le_bytes());
+            buf.extend(
+                self.data[row * self.dim..(row + 1) * self.dim]
+                    .iter()
+                    .map(|&b| b as u8),
+            );
         }
         let tmp = self
             .path
@@ -290,8 +328,21 @@ mod tests {
             .expect("ok")
             .expect("ok");
         assert_eq!(back.len(), 2);
-        assert_eq!(back.get(7), Some([4.0, 5.0, 6.0].as_slice()));
-        assert_eq!(back.get(9), Some([0.5, 0.0, -1.0].as_slice()));
+        let unit = |v: [f32; 3]| {
+            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.map(|x| x / n)
+        };
+        for (hash, v) in [(7, [4.0, 5.0, 6.0]), (9, [0.5, 0.0, -1.0])] {
+            let (q, scale) = back.get(hash).expect("stored");
+            assert_eq!(Some((q, scale)), c.get(hash), "saved as it was held");
+            let back = int8::dequantize(q, scale);
+            assert!(
+                back.iter()
+                    .zip(unit(v))
+                    .all(|(x, y)| (x - y).abs() <= scale / 2.0 + 1e-6),
+                "{back:?} vs {v:?}"
+            );
+        }
         assert_eq!(back.get(8), None);
 
         let other = EmbeddingCache::open(&path, "other", 3)
@@ -318,6 +369,48 @@ mod tests {
             .expect_err("an error")
             .to_string();
         assert!(junk.contains("not a toolsearch embedding cache"), "{junk}");
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_cache_of_float_rows_is_read_quantized_and_saved_anew() {
+        let dir = tmp("f32");
+        fs::create_dir_all(&dir).expect("ok");
+        let path = dir.join("old.tsemb");
+        let mut old = Vec::new();
+        old.extend_from_slice(MAGIC_F32);
+        old.extend_from_slice(&2u32.to_le_bytes());
+        old.extend_from_slice(&1u32.to_le_bytes());
+        old.extend_from_slice(b"m");
+        old.extend_from_slice(&1u64.to_le_bytes());
+        old.extend_from_slice(&5u64.to_le_bytes());
+        for x in [3.0f32, 4.0] {
+            old.extend_from_slice(&x.to_le_bytes());
+        }
+        fs::write(&path, &old).expect("ok");
+        let mut c = EmbeddingCache::open(&path, "m", 2)
+            .expect("ok")
+            .expect("ok");
+        let (q, scale) = c.get(5).expect("row");
+        let v = int8::dequantize(q, scale);
+        assert!(
+            (v[0] - 0.6).abs() < 0.01 && (v[1] - 0.8).abs() < 0.01,
+            "{v:?}"
+        );
+        assert!(c.is_dirty(), "an old layout is written anew");
+        c.save().expect("ok");
+        assert_eq!(&fs::read(&path).expect("ok")[..8], MAGIC);
+        let again = EmbeddingCache::open(&path, "m", 2)
+            .expect("ok")
+            .expect("ok");
+        assert_eq!(again.get(5), c.get(5));
+        old.truncate(old.len() - 4);
+        old.extend_from_slice(&f32::NAN.to_le_bytes());
+        fs::write(&path, &old).expect("ok");
+        let nan = EmbeddingCache::open(&path, "m", 2)
+            .expect_err("refused")
+            .to_string();
+        assert!(nan.contains("non-finite"), "{nan}");
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use super::cache::EmbeddingCache;
 use super::corpus::{Corpus, Doc};
+use super::int8;
 use super::{Scored, SearchError};
 use crate::catalog::{ToolId, Visibility};
 use crate::config::EmbeddingSettings;
@@ -107,12 +108,14 @@ pub fn normalize(v: &mut [f32]) {
     }
 }
 
-/// One unit vector per tool of a snapshot, in [`ToolId`] order.
+/// One unit vector per tool of a snapshot, in [`ToolId`] order, kept as signed bytes with a
+/// scale per vector ([`int8`]).
 #[derive(Clone, PartialEq)]
 pub struct VectorIndex {
     model_id: String,
     dim: usize,
-    data: Vec<f32>,
+    rows: Vec<i8>,
+    scales: Vec<f32>,
 }
 
 impl fmt::Debug for VectorIndex {
@@ -126,7 +129,7 @@ impl fmt::Debug for VectorIndex {
 }
 
 impl VectorIndex {
-    /// An index from row-major vectors; rows are normalised.
+    /// An index from row-major vectors; rows are normalised, then quantized.
     ///
     /// # Panics
     /// When `dim` is 0 or `data.len()` is not a multiple of it.
@@ -135,11 +138,41 @@ impl VectorIndex {
             dim > 0 && data.len().is_multiple_of(dim),
             "rows of {dim} floats"
         );
-        data.chunks_exact_mut(dim).for_each(normalize);
+        let mut rows = Vec::with_capacity(data.len());
+        let scales = data
+            .chunks_exact_mut(dim)
+            .map(|v| {
+                normalize(v);
+                int8::quantize(v, &mut rows)
+            })
+            .collect();
         Self {
             model_id: model_id.into(),
             dim,
-            data,
+            rows,
+            scales,
+        }
+    }
+
+    /// An index from rows already quantized (by [`int8::quantize`], of unit vectors).
+    ///
+    /// # Panics
+    /// When `dim` is 0 or `rows` does not hold one row of `dim` per scale.
+    pub fn from_quantized(
+        model_id: impl Into<String>,
+        dim: usize,
+        rows: Vec<i8>,
+        scales: Vec<f32>,
+    ) -> Self {
+        assert!(
+            dim > 0 && rows.len() == scales.len() * dim,
+            "rows of {dim} bytes"
+        );
+        Self {
+            model_id: model_id.into(),
+            dim,
+            rows,
+            scales,
         }
     }
 
@@ -155,25 +188,42 @@ impl VectorIndex {
 
     /// Number of tools.
     pub fn len(&self) -> usize {
-        self.data.len() / self.dim
+        self.scales.len()
     }
 
     /// Whether there are no tools.
     pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
+        self.scales.is_empty()
     }
 
-    /// The vector of `tool`.
-    pub fn vector(&self, tool: ToolId) -> &[f32] {
+    /// Bytes the vectors take.
+    pub fn bytes(&self) -> usize {
+        self.rows.len() + 4 * self.scales.len()
+    }
+
+    /// The vector of `tool`, as stored (a unit vector up to the quantization step).
+    pub fn vector(&self, tool: ToolId) -> Vec<f32> {
         let at = tool as usize * self.dim;
-        &self.data[at..at + self.dim]
+        int8::dequantize(&self.rows[at..at + self.dim], self.scales[tool as usize])
+    }
+
+    /// The cosine similarity of `tool` with `query` (a unit vector), as ranking computes it.
+    pub fn similarity(&self, tool: ToolId, query: &[f32]) -> f32 {
+        self.similarities(query, tool..tool + 1)
+            .pop()
+            .unwrap_or_default()
     }
 
     /// Cosine similarity of every tool in `scope` with `query` (a unit vector), in scope order.
     pub fn similarities(&self, query: &[f32], scope: Range<ToolId>) -> Vec<f32> {
         debug_assert_eq!(query.len(), self.dim);
-        let rows = &self.data[scope.start as usize * self.dim..scope.end as usize * self.dim];
-        rows.chunks_exact(self.dim).map(|r| dot(r, query)).collect()
+        let mut q = Vec::with_capacity(self.dim);
+        let qs = int8::quantize(query, &mut q);
+        let rows = &self.rows[scope.start as usize * self.dim..scope.end as usize * self.dim];
+        let scales = &self.scales[scope.start as usize..scope.end as usize];
+        let mut out = Vec::with_capacity(scales.len());
+        int8::cosines(rows, scales, &q, qs, &mut out);
+        out
     }
 
     /// The `need` tools of `scope` most similar to `query` whose similarity is at least
@@ -198,17 +248,29 @@ impl VectorIndex {
         visible: Option<&Visibility>,
     ) -> (Vec<Scored>, usize) {
         let start = scope.start;
-        let mut hits: Vec<Scored> = self
-            .similarities(query, scope)
-            .into_iter()
-            .enumerate()
-            .map(|(i, score)| Scored {
-                tool: start + i as ToolId,
-                score,
-            })
-            .filter(|s| s.score >= min && visible.is_none_or(|v| v.tool(s.tool)))
-            .collect();
-        let total = hits.len();
+        let sims = self.similarities(query, scope);
+        // The best `need` kept as the scan goes: a buffer of twice that is cut back to `need`
+        // whenever it fills, and what cannot beat the cut's last score is not kept at all
+        // (tools come in id order, so an equal score loses its tie too).
+        let keep = need.max(8) * 2;
+        let mut hits: Vec<Scored> = Vec::with_capacity(keep);
+        let mut floor: Option<f32> = None;
+        let mut total = 0;
+        for (i, &score) in sims.iter().enumerate() {
+            let tool = start + i as ToolId;
+            if score < min || !visible.is_none_or(|v| v.tool(tool)) {
+                continue;
+            }
+            total += 1;
+            if floor.is_some_and(|f| score <= f) || need == 0 {
+                continue;
+            }
+            hits.push(Scored { tool, score });
+            if hits.len() == keep {
+                top_k(&mut hits, need);
+                floor = hits.last().map(|h| h.score);
+            }
+        }
         top_k(&mut hits, need);
         (hits, total)
     }
@@ -356,11 +418,19 @@ impl SemanticSearch {
                 .map_err(|e| SearchError::Unavailable(e.to_string()))?;
         }
         let dim = cache.dim();
-        let mut data = Vec::with_capacity(corpus.len() * dim);
+        let mut rows = Vec::with_capacity(corpus.len() * dim);
+        let mut scales = Vec::with_capacity(corpus.len());
         for h in &hashes {
-            data.extend_from_slice(cache.get(*h).unwrap_or(&[]));
+            // Every hash was embedded above; a zero row is never reached.
+            let (row, scale) = cache.get(*h).unwrap_or((&[], 0.0));
+            rows.extend_from_slice(row);
+            rows.resize(scales.len() * dim + dim, 0);
+            scales.push(scale);
         }
-        Ok((VectorIndex::new(self.embedder.model_id(), dim, data), todo))
+        Ok((
+            VectorIndex::from_quantized(self.embedder.model_id(), dim, rows, scales),
+            todo,
+        ))
     }
 
     /// The unit vector of a query.
@@ -417,10 +487,42 @@ mod tests {
         assert_eq!(total, 4);
         let order: Vec<ToolId> = hits.iter().map(|h| h.tool).collect();
         assert_eq!(order, [0, 2, 1, 3]);
-        assert!((hits[1].score - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-6);
+        assert!((hits[1].score - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-2);
         let (hits, total) = idx.search(&[1.0, 0.0], 1..4, 1, 0.5);
         assert_eq!(total, 1, "only the 45° tool reaches 0.5 in 1..4");
         assert_eq!(hits[0].tool, 2);
+    }
+
+    #[test]
+    fn the_kept_best_are_those_of_a_full_sort_ties_by_id() {
+        // 500 tools on a circle, many at equal angles, so ties are common.
+        let data: Vec<f32> = (0..500)
+            .flat_map(|i| {
+                let a = (i % 37) as f32 * 0.17;
+                [a.cos(), a.sin()]
+            })
+            .collect();
+        let idx = VectorIndex::new("m", 2, data);
+        let q = [0.6f32, 0.8];
+        let sims = idx.similarities(&q, 0..500);
+        for (need, min, scope) in [(1, -2.0, 0..500), (10, 0.0, 0..500), (40, 0.5, 100..400)] {
+            let mut all: Vec<Scored> = scope
+                .clone()
+                .map(|t| Scored {
+                    tool: t,
+                    score: sims[t as usize],
+                })
+                .filter(|s| s.score >= min)
+                .collect();
+            let total = all.len();
+            all.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool)));
+            all.truncate(need);
+            assert_eq!(
+                idx.search(&q, scope, need, min),
+                (all, total),
+                "{need} {min}"
+            );
+        }
     }
 
     #[test]
