@@ -122,7 +122,8 @@ fn field_tfs(texts: &[Vec<&str>; F]) -> (FxHashMap<String, [u32; F]>, [u32; F]) 
             analyze(text, |t| {
                 lengths[f] += 1;
                 if let Some(e) = tfs.get_mut(t) {
-                    e[f] += 1;
+                    // As the index counts them: at most u16::MAX per field.
+                    e[f] = (e[f] + 1).min(u32::from(u16::MAX));
                 } else {
                     let mut e = [0; F];
                     e[f] = 1;

@@ -12,14 +12,19 @@ use crate::config::Bm25Params;
 use crate::search::analysis::analyze;
 use crate::search::corpus::Corpus;
 
-/// A `(term, tool, tf per field)` posting before its impact is known.
-type RawPosting = (u32, ToolId, [u32; F]);
+/// A `(term, tf per field)` posting before its impact is known; its tool is known from where
+/// it lies (12 bytes instead of 24: at 100k ToolBench tools the postings were the build's peak).
+type RawPosting = (u32, [u16; F]);
 
 /// The postings of one run of tools, with its own term ids.
 #[derive(Default)]
 struct Part {
     terms: FxHashMap<Box<str>, u32>,
-    /// `(term, tool, tf per field)`, in tool order.
+    /// The run's first tool.
+    first: ToolId,
+    /// Where each tool's postings begin.
+    starts: Vec<u32>,
+    /// `(term, tf per field)`, in tool order.
     postings: Vec<RawPosting>,
     /// Each tool's field lengths, in tool order.
     lengths: Vec<[u32; F]>,
@@ -37,11 +42,15 @@ fn intern(terms: &mut FxHashMap<Box<str>, u32>, term: &str) -> u32 {
 impl Part {
     /// Analyzes the documents `ids` of `corpus`.
     fn analyze(corpus: &(impl Corpus + ?Sized), ids: Range<usize>) -> Self {
-        let mut part = Self::default();
+        let mut part = Self {
+            first: ids.start as ToolId,
+            ..Self::default()
+        };
         // Per term: (tool + 1, its posting's index) of the last tool that used it.
         let mut slots: Vec<(u32, u32)> = Vec::new();
         for id in ids {
             let id = id as ToolId;
+            part.starts.push(part.postings.len() as u32);
             let texts = field_texts(&corpus.doc(id), corpus);
             let mut lengths = [0u32; F];
             for (f, texts) in texts.iter().enumerate() {
@@ -54,12 +63,13 @@ impl Part {
                             slots.resize(i + 1, (0, 0));
                         }
                         if slots[i].0 == id + 1 {
-                            part.postings[slots[i].1 as usize].2[f] += 1;
+                            let tf = &mut part.postings[slots[i].1 as usize].1[f];
+                            *tf = tf.saturating_add(1);
                         } else {
                             slots[i] = (id + 1, part.postings.len() as u32);
                             let mut tf = [0; F];
                             tf[f] = 1;
-                            part.postings.push((term, id, tf));
+                            part.postings.push((term, tf));
                         }
                     });
                 }
@@ -107,18 +117,18 @@ impl Bm25Index {
                 totals[f] += f64::from(l[f]);
             }
         }
-        let mut runs: Vec<(Vec<RawPosting>, Option<Vec<u32>>)> =
-            vec![(std::mem::take(&mut first.postings), None)];
-        runs.extend(
-            parts
-                .into_iter()
-                .zip(maps)
-                .map(|(p, m)| (p.postings, Some(m))),
-        );
+        let own = Part {
+            first: first.first,
+            starts: std::mem::take(&mut first.starts),
+            postings: std::mem::take(&mut first.postings),
+            ..Part::default()
+        };
+        let mut runs: Vec<(Part, Option<Vec<u32>>)> = vec![(own, None)];
+        runs.extend(parts.into_iter().zip(maps).map(|(p, m)| (p, Some(m))));
         let global = |map: &Option<Vec<u32>>, t: u32| map.as_ref().map_or(t, |m| m[t as usize]);
         let mut offsets = vec![0u32; terms + 1];
-        for (postings, map) in &runs {
-            for &(t, _, _) in postings {
+        for (part, map) in &runs {
+            for &(t, _) in &part.postings {
                 offsets[global(map, t) as usize + 1] += 1;
             }
         }
@@ -144,13 +154,20 @@ impl Bm25Index {
         let mut impacts = vec![0f32; total];
         let mut next = index.offsets.clone();
         // Runs in tool order, each freed once laid out: a term's postings stay in tool order.
-        for (postings, map) in runs {
-            for (t, d, tf) in postings {
-                let g = global(&map, t);
-                let at = next[g as usize] as usize;
-                next[g as usize] += 1;
-                docs[at] = d;
-                impacts[at] = index.term_score(g, d, &tf).1;
+        for (part, map) in runs {
+            for (k, &start) in part.starts.iter().enumerate() {
+                let end = part
+                    .starts
+                    .get(k + 1)
+                    .map_or(part.postings.len(), |&e| e as usize);
+                let d = part.first + k as ToolId;
+                for &(t, tf) in &part.postings[start as usize..end] {
+                    let g = global(&map, t);
+                    let at = next[g as usize] as usize;
+                    next[g as usize] += 1;
+                    docs[at] = d;
+                    impacts[at] = index.term_score(g, d, &tf.map(u32::from)).1;
+                }
             }
         }
         index.docs = docs;

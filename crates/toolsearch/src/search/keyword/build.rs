@@ -34,8 +34,48 @@ impl Postings {
     }
 }
 
-/// One part's `(id, posting)` pairs, with the map renumbering its ids (`None`: already global).
-type PartPairs<'a> = (&'a [(u32, Posting)], Option<&'a [u32]>);
+/// The `(id, fields)` pairs of a run of tools, in tool order: the tool is not stored per pair
+/// but once per tool (`starts`), so a pair takes 5 bytes instead of 12 (at 100k ToolBench tools
+/// the three kinds' pairs were 160 MB, the peak of the whole load).
+#[derive(Default)]
+struct Pairs {
+    /// The run's first tool.
+    first: ToolId,
+    /// Where each tool's pairs begin.
+    starts: Vec<u32>,
+    ids: Vec<u32>,
+    fields: Vec<u8>,
+}
+
+impl Pairs {
+    /// Starts the pairs of the next tool.
+    fn next_tool(&mut self) {
+        self.starts.push(self.ids.len() as u32);
+    }
+
+    /// Every pair as `(id, posting)`, in order.
+    fn each(&self, mut f: impl FnMut(u32, Posting)) {
+        for (k, &start) in self.starts.iter().enumerate() {
+            let end = self
+                .starts
+                .get(k + 1)
+                .map_or(self.ids.len(), |&e| e as usize);
+            let tool = self.first + k as ToolId;
+            for j in start as usize..end {
+                f(
+                    self.ids[j],
+                    Posting {
+                        tool,
+                        fields: self.fields[j],
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// One part's pairs, with the map renumbering its ids (`None`: already global).
+type PartPairs<'a> = (&'a Pairs, Option<&'a [u32]>);
 
 /// Cache budget, in multiples of the tool count (bytes): room for this many dense keywords.
 const CACHE_DENSE_KEYWORDS: usize = 256;
@@ -57,13 +97,13 @@ pub(crate) fn for_each_field<'a>(doc: &Doc<'a>, group: &'a str, mut f: impl FnMu
 #[derive(Default)]
 struct Partial {
     words: FxHashMap<Box<str>, u32>,
-    word_pairs: Vec<(u32, Posting)>,
+    word_pairs: Pairs,
     tokens: FxHashMap<Box<str>, u32>,
-    token_pairs: Vec<(u32, Posting)>,
+    token_pairs: Pairs,
     /// Distinct characters of each token (char ids).
     token_chars: Vec<Vec<u32>>,
     chars: FxHashMap<char, u32>,
-    char_pairs: Vec<(u32, Posting)>,
+    char_pairs: Pairs,
     exact: Vec<(String, ToolId)>,
 }
 
@@ -90,23 +130,18 @@ fn by_id<K: Clone>(map: &FxHashMap<K, u32>) -> Vec<K> {
 
 /// Adds one occurrence of `id` in field `bit` of tool `tool`: a new pair the first time the
 /// tool meets `id`, else the bit joins that pair. `slots[id]` remembers (tool + 1, pair index).
-fn occur(
-    slots: &mut Vec<(u32, u32)>,
-    pairs: &mut Vec<(u32, Posting)>,
-    id: u32,
-    tool: ToolId,
-    bit: u8,
-) {
+fn occur(slots: &mut Vec<(u32, u32)>, pairs: &mut Pairs, id: u32, tool: ToolId, bit: u8) {
     let i = id as usize;
     if i >= slots.len() {
         slots.resize(i + 1, (0, 0));
     }
     let slot = &mut slots[i];
     if slot.0 == tool + 1 {
-        pairs[slot.1 as usize].1.fields |= bit;
+        pairs.fields[slot.1 as usize] |= bit;
     } else {
-        *slot = (tool + 1, pairs.len() as u32);
-        pairs.push((id, Posting { tool, fields: bit }));
+        *slot = (tool + 1, pairs.ids.len() as u32);
+        pairs.ids.push(id);
+        pairs.fields.push(bit);
     }
 }
 
@@ -114,10 +149,16 @@ impl Partial {
     /// Tokenizes the documents `ids` of `corpus`.
     fn build(corpus: &(impl Corpus + ?Sized), ids: Range<usize>) -> Self {
         let mut b = Self::default();
+        for pairs in [&mut b.word_pairs, &mut b.token_pairs, &mut b.char_pairs] {
+            pairs.first = ids.start as ToolId;
+        }
         let (mut word_slots, mut token_slots, mut char_slots) =
             (Vec::new(), Vec::new(), Vec::new());
         for id in ids {
             let id = id as ToolId;
+            b.word_pairs.next_tool();
+            b.token_pairs.next_tool();
+            b.char_pairs.next_tool();
             let tool = corpus.doc(id);
             let group = corpus.group_name(tool.group);
             let lname = fold(tool.name);
@@ -126,7 +167,7 @@ impl Partial {
                 b.exact.push((lcanon, id));
             }
             b.exact.push((lname, id));
-            let tokens_from = b.token_pairs.len();
+            let tokens_from = b.token_pairs.ids.len();
             for_each_field(&tool, group, |field, text| {
                 let bit = 1u8 << field;
                 for_each_word(text, |w| {
@@ -146,18 +187,18 @@ impl Partial {
                 });
             });
             // A tool's characters are those of its distinct tokens, with the tokens' fields.
-            for k in tokens_from..b.token_pairs.len() {
-                let (t, p) = b.token_pairs[k];
+            for k in tokens_from..b.token_pairs.ids.len() {
+                let (t, fields) = (b.token_pairs.ids[k], b.token_pairs.fields[k]);
                 for &c in &b.token_chars[t as usize] {
-                    occur(&mut char_slots, &mut b.char_pairs, c, id, p.fields);
+                    occur(&mut char_slots, &mut b.char_pairs, c, id, fields);
                 }
             }
         }
         b
     }
 
-    /// The `(id, posting)` pairs of words (0), tokens (1) or characters (2).
-    fn pairs_mut(&mut self, kind: usize) -> &mut Vec<(u32, Posting)> {
+    /// The pairs of words (0), tokens (1) or characters (2).
+    fn pairs_mut(&mut self, kind: usize) -> &mut Pairs {
         match kind {
             0 => &mut self.word_pairs,
             1 => &mut self.token_pairs,
@@ -200,8 +241,8 @@ fn postings_from_parts(ids: usize, parts: &[PartPairs<'_>]) -> Postings {
     let mut offsets = vec![0u32; ids + 1];
     let mut len = 0;
     for (pairs, map) in parts {
-        len += pairs.len();
-        for &(id, _) in *pairs {
+        len += pairs.ids.len();
+        for &id in &pairs.ids {
             offsets[global(*map, id) + 1] += 1;
         }
     }
@@ -211,11 +252,11 @@ fn postings_from_parts(ids: usize, parts: &[PartPairs<'_>]) -> Postings {
     let mut next = offsets.clone();
     let mut items = vec![Posting { tool: 0, fields: 0 }; len];
     for (pairs, map) in parts {
-        for &(id, p) in *pairs {
+        pairs.each(|id, p| {
             let slot = &mut next[global(*map, id)];
             items[*slot as usize] = p;
             *slot += 1;
-        }
+        });
     }
     Postings { offsets, items }
 }
@@ -237,7 +278,7 @@ impl KeywordIndex {
         let (words, tokens, chars) = (b.words.len(), b.tokens.len(), b.chars.len());
         let mut postings_of = |kind: usize, ids: usize| {
             let own = std::mem::take(b.pairs_mut(kind));
-            let others: Vec<Vec<(u32, Posting)>> = parts
+            let others: Vec<Pairs> = parts
                 .iter_mut()
                 .map(|p| std::mem::take(p.pairs_mut(kind)))
                 .collect();
@@ -246,7 +287,7 @@ impl KeywordIndex {
                 others
                     .iter()
                     .zip(&maps)
-                    .map(|(v, m)| (v.as_slice(), Some(m[kind].as_slice()))),
+                    .map(|(v, m)| (v, Some(m[kind].as_slice()))),
             );
             postings_from_parts(ids, &lists)
         };
