@@ -15,6 +15,18 @@ pub(crate) fn workers(items: usize) -> usize {
         .clamp(1, 8)
 }
 
+/// The item ranges of a run of consecutive tools whose items lie in one array of `len` items,
+/// tool `k`'s from `starts[k]`: `(k, range)` per tool, in order.
+pub(crate) fn per_tool(
+    starts: &[u32],
+    len: usize,
+) -> impl Iterator<Item = (usize, std::ops::Range<usize>)> + '_ {
+    starts.iter().enumerate().map(move |(k, &start)| {
+        let end = starts.get(k + 1).map_or(len, |&e| e as usize);
+        (k, start as usize..end)
+    })
+}
+
 /// Maps contiguous ranges of `0..len` on scoped threads; the results come back in order.
 pub(crate) fn map_ranges<U, F>(len: usize, f: F) -> Vec<U>
 where

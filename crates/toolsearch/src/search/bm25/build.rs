@@ -155,13 +155,9 @@ impl Bm25Index {
         let mut next = index.offsets.clone();
         // Runs in tool order, each freed once laid out: a term's postings stay in tool order.
         for (part, map) in runs {
-            for (k, &start) in part.starts.iter().enumerate() {
-                let end = part
-                    .starts
-                    .get(k + 1)
-                    .map_or(part.postings.len(), |&e| e as usize);
+            for (k, items) in crate::parallel::per_tool(&part.starts, part.postings.len()) {
                 let d = part.first + k as ToolId;
-                for &(t, tf) in &part.postings[start as usize..end] {
+                for &(t, tf) in &part.postings[items] {
                     let g = global(&map, t);
                     let at = next[g as usize] as usize;
                     next[g as usize] += 1;

@@ -55,13 +55,9 @@ impl Pairs {
 
     /// Every pair as `(id, posting)`, in order.
     fn each(&self, mut f: impl FnMut(u32, Posting)) {
-        for (k, &start) in self.starts.iter().enumerate() {
-            let end = self
-                .starts
-                .get(k + 1)
-                .map_or(self.ids.len(), |&e| e as usize);
+        for (k, items) in crate::parallel::per_tool(&self.starts, self.ids.len()) {
             let tool = self.first + k as ToolId;
-            for j in start as usize..end {
+            for j in items {
                 f(
                     self.ids[j],
                     Posting {
