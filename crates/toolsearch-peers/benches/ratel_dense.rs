@@ -1,9 +1,13 @@
-//! toolsearch against Ratel (`ratel-ai-core` 0.11) with the same local model, all-MiniLM-L6-v2
-//! (`target/models/all-MiniLM-L6-v2`, from `scripts/fetch-model`, or `$TOOLSEARCH_MODEL`):
-//! embedding the catalog, then `semantic` and `hybrid` per query, scored by the same code.
+//! The harness: toolsearch against Ratel (`ratel-ai-core` 0.11) for every method — `bm25`,
+//! `semantic` and `hybrid`, the dense ones with the same local model, all-MiniLM-L6-v2
+//! (`target/models/all-MiniLM-L6-v2`, from `scripts/fetch-model`, or `$TOOLSEARCH_MODEL`) — on
+//! every set, quality and latency side by side, scored by the same code: one table per set.
 //!
 //! `PEER_QUERIES=N cargo bench -p toolsearch-peers --bench ratel_dense` (every k-th query so
-//! that N of them cover the whole file; default 1000). `PEER_SETS=metatool` limits the sets.
+//! that N of them cover the whole file; default 1000). `PEER_SETS=metatool` limits the sets; a
+//! set written `NAME=CATALOG` ranks NAME's queries over another catalog (the distractor
+//! catalogs of `scripts/distractors.py`, e.g. `metatool=/tmp/d/metatool-10k.json`). The
+//! `multi r@10` column is recall@10 over the queries with two or more relevant tools.
 //! Ratel embeds one tool at a time on the first dense search; that search is timed as its
 //! build. Ours embeds into an empty cache folder (a fresh temporary one), timed as ours.
 
@@ -26,14 +30,15 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn row(name: &str, r: &Report) {
+fn row(name: &str, r: &Report, multi: &Report) {
     println!(
-        "| {name} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.0} | {:.0} |",
+        "| {name} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {:.0} | {:.0} |",
         r.recall_at(1),
         r.recall_at(5),
         r.recall_at(10),
         r.ndcg10,
         r.mrr,
+        multi.recall_at(10),
         r.p50_us,
         r.p99_us,
     );
@@ -48,8 +53,14 @@ fn main() {
     let model = std::env::var_os("TOOLSEARCH_MODEL")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("target/models/all-MiniLM-L6-v2"));
-    for set in sets.split(',') {
+    for spec in sets.split(',') {
+        let (set, catalog) = spec.split_once('=').unwrap_or((spec, ""));
         let data = root().join("../shared/data").join(set);
+        let catalog = if catalog.is_empty() {
+            data.join("catalog.json")
+        } else {
+            PathBuf::from(catalog)
+        };
         let mut queries = load_queries(&data.join("queries.jsonl"), Split::All).expect("queries");
         let step = queries.len().div_ceil(n.min(queries.len()).max(1));
         queries = queries.into_iter().step_by(step).collect();
@@ -61,7 +72,7 @@ fn main() {
         settings.semantic.cache_dir = Some(cache.clone());
         let embedder = toolsearch_embed::load(&settings.semantic).expect("model");
         let sem = SemanticSearch::open(embedder, &settings.semantic, false).expect("cache");
-        let sources = load_catalog_file(&data.join("catalog.json"))
+        let sources = load_catalog_file(&catalog)
             .expect("catalog")
             .into_sources(set, false);
         let dir = Directory::build(sources).expect("directory");
@@ -94,16 +105,20 @@ fn main() {
         let ratel_build = started.elapsed().as_secs_f64() * 1e3;
 
         println!(
-            "\n{set}: {tools} tools, {} queries; embedding the catalog: toolsearch {:.1} ms/tool, Ratel {:.1} ms/tool ({:.1}x)\n",
+            "\n{spec}: {tools} tools, {} queries ({} with several relevant tools); embedding the catalog: toolsearch {:.1} ms/tool, Ratel {:.1} ms/tool ({:.1}x)\n",
             queries.len(),
+            queries.iter().filter(|q| q.relevant.len() > 1).count(),
             ours_build / tools as f64,
             ratel_build / tools as f64,
             ratel_build / ours_build
         );
-        println!("| system | recall@1 | recall@5 | recall@10 | nDCG@10 | MRR | p50 µs | p99 µs |");
-        println!("|---|---|---|---|---|---|---|---|");
+        println!(
+            "| system | recall@1 | recall@5 | recall@10 | nDCG@10 | MRR | multi r@10 | p50 µs | p99 µs |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|");
         let sem = Arc::new(sem);
         for (method, ratel_method) in [
+            (SearchMethod::Bm25, ratel_ai_core::SearchMethod::Bm25),
             (
                 SearchMethod::Semantic,
                 ratel_ai_core::SearchMethod::Semantic,
@@ -112,7 +127,9 @@ fn main() {
         ] {
             let mut ours = Scorer::new();
             let mut peer = Scorer::new();
+            let (mut ours_multi, mut peer_multi) = (Scorer::new(), Scorer::new());
             for q in &queries {
+                let multi = q.relevant.len() > 1;
                 let t = Instant::now();
                 let hits = Searcher::new(&dir, &index, &settings, Some(&sem))
                     .rank(&Query::new(&q.query, method, DEPTH))
@@ -121,6 +138,9 @@ fn main() {
                 let micros = t.elapsed().as_secs_f64() * 1e6;
                 let ids: Vec<String> = hits.iter().map(|h| tool_key(&dir, h.tool)).collect();
                 ours.add(&q.relevant, &ids, micros);
+                if multi {
+                    ours_multi.add(&q.relevant, &ids, micros);
+                }
                 let t = Instant::now();
                 let hits = registry
                     .search_with_method(&q.query, DEPTH, Origin::Direct, ratel_method)
@@ -128,15 +148,22 @@ fn main() {
                 let micros = t.elapsed().as_secs_f64() * 1e6;
                 let ids: Vec<&str> = hits.iter().map(|h| h.tool_id.as_str()).collect();
                 peer.add(&q.relevant, &ids, micros);
+                if multi {
+                    peer_multi.add(&q.relevant, &ids, micros);
+                }
             }
             let ours = ours.finish(method.as_str(), tools, ours_build);
             let peer = peer.finish(method.as_str(), tools, ratel_build);
-            row(&format!("toolsearch {method}"), &ours);
-            row(&format!("Ratel {method} (peer)"), &peer);
+            let ours_multi = ours_multi.finish(method.as_str(), tools, 0.0);
+            let peer_multi = peer_multi.finish(method.as_str(), tools, 0.0);
+            row(&format!("toolsearch {method}"), &ours, &ours_multi);
+            row(&format!("Ratel {method} (peer)"), &peer, &peer_multi);
             println!(
-                "| Δ toolsearch − Ratel | | {:+.4} | | {:+.4} | | p50 {:.2}x | |",
+                "| Δ toolsearch − Ratel | | {:+.4} | {:+.4} | {:+.4} | | {:+.4} | p50 {:.2}x | |",
                 ours.recall_at(5) - peer.recall_at(5),
+                ours.recall_at(10) - peer.recall_at(10),
                 ours.ndcg10 - peer.ndcg10,
+                ours_multi.recall_at(10) - peer_multi.recall_at(10),
                 peer.p50_us / ours.p50_us
             );
         }
