@@ -1,5 +1,5 @@
 //! The embedding cache: one file per model holding a vector per distinct tool text, normalised
-//! and quantized to signed bytes ([`int8`](super::int8)).
+//! and quantized to signed bytes ([`int8`]).
 //!
 //! File layout (little-endian):
 //!
