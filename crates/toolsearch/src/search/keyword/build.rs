@@ -14,23 +14,24 @@ use crate::catalog::ToolId;
 use crate::search::corpus::{Corpus, Doc};
 use crate::text::{fold, for_each_folded_run, for_each_word};
 
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Posting {
-    pub(super) tool: ToolId,
-    pub(super) fields: u8,
-}
-
-/// Posting lists of many ids in one flat array (compressed sparse rows).
+/// Posting lists of many ids in one flat layout (compressed sparse rows): id `i` owns
+/// `tools[offsets[i]..offsets[i + 1]]` (ascending) and, at the same positions, `fields`, the bit
+/// mask of the fields where the word or token occurs in that tool. Two arrays rather than one of
+/// `(tool, fields)` structs, which padding makes 8 bytes: 5 bytes a posting (at 100k ToolBench
+/// tools, 7.1 million postings: 35 MB instead of 57 MB).
 #[derive(Debug, Default)]
 pub(super) struct Postings {
     pub(super) offsets: Vec<u32>,
-    items: Vec<Posting>,
+    tools: Vec<ToolId>,
+    fields: Vec<u8>,
 }
 
 impl Postings {
-    pub(super) fn get(&self, id: u32) -> &[Posting] {
+    /// The postings of `id`: its tools and, position by position, their field masks.
+    pub(super) fn get(&self, id: u32) -> (&[ToolId], &[u8]) {
         let id = id as usize;
-        &self.items[self.offsets[id] as usize..self.offsets[id + 1] as usize]
+        let range = self.offsets[id] as usize..self.offsets[id + 1] as usize;
+        (&self.tools[range.clone()], &self.fields[range])
     }
 }
 
@@ -53,18 +54,12 @@ impl Pairs {
         self.starts.push(self.ids.len() as u32);
     }
 
-    /// Every pair as `(id, posting)`, in order.
-    fn each(&self, mut f: impl FnMut(u32, Posting)) {
+    /// Every pair as `(id, tool, fields)`, in order.
+    fn each(&self, mut f: impl FnMut(u32, ToolId, u8)) {
         for (k, items) in crate::parallel::per_tool(&self.starts, self.ids.len()) {
             let tool = self.first + k as ToolId;
             for j in items {
-                f(
-                    self.ids[j],
-                    Posting {
-                        tool,
-                        fields: self.fields[j],
-                    },
-                );
+                f(self.ids[j], tool, self.fields[j]);
             }
         }
     }
@@ -246,15 +241,21 @@ fn postings_from_parts(ids: usize, parts: &[PartPairs<'_>]) -> Postings {
         offsets[i + 1] += offsets[i];
     }
     let mut next = offsets.clone();
-    let mut items = vec![Posting { tool: 0, fields: 0 }; len];
+    let mut tools = vec![0; len];
+    let mut fields = vec![0; len];
     for (pairs, map) in parts {
-        pairs.each(|id, p| {
+        pairs.each(|id, tool, mask| {
             let slot = &mut next[global(*map, id)];
-            items[*slot as usize] = p;
+            tools[*slot as usize] = tool;
+            fields[*slot as usize] = mask;
             *slot += 1;
         });
     }
-    Postings { offsets, items }
+    Postings {
+        offsets,
+        tools,
+        fields,
+    }
 }
 
 impl KeywordIndex {

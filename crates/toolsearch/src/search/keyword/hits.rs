@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use super::accumulate::{NONE, Scratch};
-use super::build::{Posting, suffix};
+use super::build::suffix;
 use super::{ALL_FIELDS, KeywordIndex};
 use crate::catalog::ToolId;
 use crate::search::FIELDS;
@@ -78,16 +78,16 @@ impl KeywordIndex {
             best_touched: touched,
             ..
         } = s;
-        let mut hit = |postings: &[Posting], tier: u8| {
-            for p in postings {
-                let in_fields = p.fields & fields;
+        let mut hit = |(tools, masks): (&[ToolId], &[u8]), tier: u8| {
+            for (&tool, &mask) in tools.iter().zip(masks) {
+                let in_fields = mask & fields;
                 if in_fields == 0 {
                     continue;
                 }
                 let bucket = tier + in_fields.trailing_zeros() as u8;
-                let slot = &mut best[p.tool as usize];
+                let slot = &mut best[tool as usize];
                 if *slot == NONE {
-                    touched.push(p.tool);
+                    touched.push(tool);
                     *slot = bucket;
                 } else if bucket < *slot {
                     *slot = bucket;
