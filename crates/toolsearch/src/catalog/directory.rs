@@ -36,8 +36,9 @@ pub struct ToolEntry {
     pub canonical: String,
     /// Full description.
     pub description: String,
-    /// Description as summaries show it.
-    pub summary: String,
+    /// Description as summaries show it, when that differs from `description` (most do not:
+    /// kept once, not twice).
+    summary: Option<Box<str>>,
     /// The source's instructions.
     pub instructions: Arc<[String]>,
     /// Name of the source that yields it.
@@ -55,6 +56,11 @@ pub struct ToolEntry {
 }
 
 impl ToolEntry {
+    /// The description as summaries show it (whitespace collapsed, long ones cut).
+    pub fn summary(&self) -> &str {
+        self.summary.as_deref().unwrap_or(&self.description)
+    }
+
     /// Input schema (parsed from its text).
     pub fn input_schema(&self) -> Map<String, Value> {
         self.input_schema_json.to_map()
@@ -106,7 +112,6 @@ pub struct Directory {
     tools: Vec<ToolEntry>,
     direct: Vec<DirectEntry>,
     group_by_name: FxHashMap<String, u32>,
-    tool_by_canonical: FxHashMap<String, ToolId>,
     /// Some grouped source is still connecting.
     connecting: bool,
 }
@@ -207,16 +212,13 @@ impl Directory {
             .collect();
         order.sort_unstable();
         let mut slots: Vec<Option<Pending>> = pending.into_iter().map(Some).collect();
-        let with_canonical: Vec<(String, Pending)> = order
-            .into_iter()
-            .filter_map(|(c, i)| slots[i].take().map(|p| (c, p)))
-            .collect();
-        let mut tools = Vec::with_capacity(with_canonical.len());
-        let mut tool_by_canonical =
-            FxHashMap::with_capacity_and_hasher(with_canonical.len(), Default::default());
+        let mut tools = Vec::with_capacity(order.len());
         let mut ranges: Vec<Range<ToolId>> = vec![0..0; group_names.len()];
         let mut first_seen = vec![false; group_names.len()];
-        for (id, (canonical, p)) in with_canonical.into_iter().enumerate() {
+        let in_order = order
+            .into_iter()
+            .filter_map(|(c, i)| slots[i].take().map(|p| (c, p)));
+        for (id, (canonical, p)) in in_order.enumerate() {
             let id = id as ToolId;
             let group = group_by_name[&*p.group_key];
             let r = &mut ranges[group as usize];
@@ -226,9 +228,9 @@ impl Directory {
             }
             debug_assert_eq!(r.end, id, "group tools are contiguous");
             r.end = id + 1;
-            tool_by_canonical.insert(canonical.clone(), id);
             tools.push((group, canonical, p));
         }
+        drop(slots);
         let tools = crate::parallel::map_owned(tools, |(group, canonical, p)| {
             make_entry(group, canonical, p)
         });
@@ -252,7 +254,6 @@ impl Directory {
             tools,
             direct,
             group_by_name,
-            tool_by_canonical,
             connecting,
         })
     }
@@ -286,15 +287,18 @@ impl Directory {
 
     /// The grouped tool with this canonical name.
     pub fn tool_by_canonical(&self, canonical: &str) -> Option<ToolId> {
-        self.tool_by_canonical.get(canonical).copied()
+        // Tools are sorted by canonical name (byte order), so no map is kept (at 100k tools
+        // one cost 8 MB): a binary search of ~17 comparisons.
+        self.tools
+            .binary_search_by(|t| t.canonical.as_str().cmp(canonical))
+            .ok()
+            .map(|i| i as ToolId)
     }
 
     /// A tool by group and exact local name.
     pub fn tool_id(&self, group: &str, tool: &str) -> Option<ToolId> {
         self.group_by_name.get(group)?;
-        self.tool_by_canonical
-            .get(&canonical_name(group, tool))
-            .copied()
+        self.tool_by_canonical(&canonical_name(group, tool))
     }
 
     /// A tool by id.
@@ -385,7 +389,9 @@ fn make_entry(group: u32, canonical: String, p: Pending) -> ToolEntry {
     } = p.def;
     ToolEntry {
         group,
-        summary: summary_description(&description),
+        summary: Some(summary_description(&description))
+            .filter(|s| *s != description)
+            .map(String::into_boxed_str),
         schema_text: schema_text(&input_schema.to_map()),
         name,
         canonical,
@@ -430,6 +436,35 @@ mod tests {
         assert_eq!(g, [("a", 0..2), ("a_", 2..4), ("ab", 4..5)]);
         assert_eq!(d.tool_id("a_", "b"), Some(3));
         assert_eq!(d.tool_id("a", "b"), None);
+        for (id, name) in names.iter().enumerate() {
+            assert_eq!(d.tool_by_canonical(name), Some(id as ToolId), "{name}");
+        }
+        for absent in ["", "a", "a__", "a___c", "zz__q", "a_u__b "] {
+            assert_eq!(d.tool_by_canonical(absent), None, "{absent:?}");
+        }
+    }
+
+    #[test]
+    fn a_summary_is_kept_only_when_it_differs_from_the_description() {
+        let mut long = ToolDef::new("long", "x ".repeat(300));
+        long.description.push_str("  end");
+        let d = Directory::build(vec![SourceTools::grouped(
+            "s",
+            GroupSpec::new("g", "d"),
+            vec![
+                ToolDef::new("plain", "Reads a file."),
+                ToolDef::new("spaced", "  Reads\n a   file. "),
+                long,
+            ],
+        )])
+        .expect("valid");
+        let t = |n: &str| d.tool(d.tool_id("g", n).expect("tool"));
+        assert_eq!(t("plain").summary(), "Reads a file.");
+        assert!(t("plain").summary.is_none());
+        assert_eq!(t("spaced").summary(), "Reads a file.");
+        assert_eq!(t("spaced").description, "  Reads\n a   file. ");
+        assert_eq!(t("long").summary().chars().count(), 256);
+        assert!(t("long").summary().ends_with('…'));
     }
 
     #[test]

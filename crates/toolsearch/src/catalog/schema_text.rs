@@ -31,28 +31,81 @@ const SCHEMA_VALUES: &[&str] = &[
 /// Keywords whose value is a list of subschemas.
 const SCHEMA_LISTS: &[&str] = &["prefixItems", "allOf", "anyOf", "oneOf"];
 
-/// Property names and description strings found in a schema, in walk order.
+/// Property names and description strings found in a schema, in walk order, kept as one string
+/// and the end of each piece: a tool has a few of each, and at 100k tools a `String` per piece
+/// (24 bytes before its text, one allocation each) cost more than the text.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct SchemaText {
+    /// The property names, then the descriptions, back to back.
+    text: Box<str>,
+    /// Where each piece ends in `text`.
+    ends: Box<[u32]>,
+    /// How many of the pieces are property names.
+    names: usize,
+}
+
+impl SchemaText {
+    /// From the property names and the descriptions (pieces beyond 4 GiB of text are dropped).
+    pub fn new<'a>(
+        property_names: impl IntoIterator<Item = &'a str>,
+        descriptions: impl IntoIterator<Item = &'a str>,
+    ) -> Self {
+        let mut text = String::new();
+        let mut ends = Vec::new();
+        let mut push = |piece: &str, text: &mut String| -> bool {
+            let Ok(end) = u32::try_from(text.len() + piece.len()) else {
+                return false;
+            };
+            text.push_str(piece);
+            ends.push(end);
+            true
+        };
+        let names = property_names
+            .into_iter()
+            .take_while(|p| push(p, &mut text))
+            .count();
+        for d in descriptions {
+            if !push(d, &mut text) {
+                break;
+            }
+        }
+        Self {
+            text: text.into(),
+            ends: ends.into(),
+            names,
+        }
+    }
+
     /// Keys of every `properties` map in the tree.
-    pub property_names: Vec<String>,
+    pub fn property_names(&self) -> impl ExactSizeIterator<Item = &str> + Clone + '_ {
+        (0..self.names).map(|i| self.piece(i))
+    }
+
     /// Every string-valued `description` of a schema node in the tree, the root included.
-    pub descriptions: Vec<String>,
+    pub fn descriptions(&self) -> impl ExactSizeIterator<Item = &str> + Clone + '_ {
+        (self.names..self.ends.len()).map(|i| self.piece(i))
+    }
+
+    fn piece(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
+    }
 }
 
 /// Walks `schema` (iteratively, so no input depth can overflow the stack).
 pub fn schema_text(schema: &Map<String, Value>) -> SchemaText {
-    let mut out = SchemaText::default();
+    let mut names: Vec<&str> = Vec::new();
+    let mut descriptions: Vec<&str> = Vec::new();
     let mut stack: Vec<&Map<String, Value>> = vec![schema];
     while let Some(node) = stack.pop() {
         if let Some(Value::String(d)) = node.get("description") {
-            out.descriptions.push(d.clone());
+            descriptions.push(d);
         }
         for key in SCHEMA_MAPS {
             if let Some(Value::Object(map)) = node.get(*key) {
                 for (name, sub) in map {
                     if *key == "properties" {
-                        out.property_names.push(name.clone());
+                        names.push(name);
                     }
                     if let Value::Object(sub) = sub {
                         stack.push(sub);
@@ -73,7 +126,7 @@ pub fn schema_text(schema: &Map<String, Value>) -> SchemaText {
             }
         }
     }
-    out
+    SchemaText::new(names, descriptions)
 }
 
 fn push_all<'a>(stack: &mut Vec<&'a Map<String, Value>>, list: &'a [Value]) {
@@ -89,14 +142,17 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn walk(v: Value) -> SchemaText {
+    /// The property names and the descriptions, each sorted.
+    fn walk(v: Value) -> (Vec<String>, Vec<String>) {
         let Value::Object(m) = v else {
             panic!("object")
         };
-        let mut t = schema_text(&m);
-        t.property_names.sort();
-        t.descriptions.sort();
-        t
+        let t = schema_text(&m);
+        let mut names: Vec<String> = t.property_names().map(str::to_owned).collect();
+        let mut descriptions: Vec<String> = t.descriptions().map(str::to_owned).collect();
+        names.sort();
+        descriptions.sort();
+        (names, descriptions)
     }
 
     #[test]
@@ -123,9 +179,9 @@ mod tests {
             "x-other": {"description": "never"},
             "default": {"description": "never"}
         }));
-        assert_eq!(t.property_names, ["a", "b", "defd", "inner"]);
+        assert_eq!(t.0, ["a", "b", "defd", "inner"]);
         assert_eq!(
-            t.descriptions,
+            t.1,
             [
                 "addl", "all", "any", "contains", "dep", "else", "if", "not", "old defs", "one",
                 "pa", "pat", "pn", "prefix", "root", "then", "tuple", "ui", "up"
@@ -136,11 +192,24 @@ mod tests {
     #[test]
     fn refs_are_not_resolved_and_deep_trees_are_walked() {
         let t = walk(json!({"$ref": "#/$defs/a", "$defs": {}}));
-        assert!(t.property_names.is_empty() && t.descriptions.is_empty());
+        assert!(t.0.is_empty() && t.1.is_empty());
         let mut deep = json!({"description": "leaf"});
         for _ in 0..200 {
             deep = json!({"not": deep});
         }
-        assert_eq!(walk(deep).descriptions, ["leaf"]);
+        assert_eq!(walk(deep).1, ["leaf"]);
+    }
+
+    #[test]
+    fn pieces_keep_their_order_and_bounds() {
+        let t = SchemaText::new(["b", "", "aé"], ["x y", ""]);
+        assert_eq!(t.property_names().collect::<Vec<_>>(), ["b", "", "aé"]);
+        assert_eq!(t.descriptions().collect::<Vec<_>>(), ["x y", ""]);
+        assert_eq!(t.property_names().len(), 3);
+        let empty = SchemaText::default();
+        assert_eq!(empty.property_names().len() + empty.descriptions().len(), 0);
+        let only = SchemaText::new([], ["d"]);
+        assert_eq!(only.property_names().count(), 0);
+        assert_eq!(only.descriptions().collect::<Vec<_>>(), ["d"]);
     }
 }

@@ -50,7 +50,7 @@ pub(super) fn summary_json(dir: &Directory, id: ToolId) -> String {
     serde_json::to_string(&SummaryEntry {
         group: &dir.group_of(id).name,
         tool: &t.name,
-        description: &t.summary,
+        description: t.summary(),
     })
     .unwrap_or_default()
 }

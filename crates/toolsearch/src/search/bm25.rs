@@ -100,8 +100,8 @@ impl Explanation {
 
 /// The text of each field of a document.
 fn field_texts<'a>(doc: &Doc<'a>, corpus: &'a (impl Corpus + ?Sized)) -> [Vec<&'a str>; F] {
-    let mut params: Vec<&str> = doc.param_names().iter().map(String::as_str).collect();
-    params.extend(doc.param_descriptions().iter().map(String::as_str));
+    let mut params: Vec<&str> = doc.param_names().collect();
+    params.extend(doc.param_descriptions());
     [
         vec![doc.name],
         vec![doc.description],

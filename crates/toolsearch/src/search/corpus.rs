@@ -23,13 +23,13 @@ pub struct Doc<'a> {
 
 impl<'a> Doc<'a> {
     /// Parameter names.
-    pub fn param_names(&self) -> &'a [String] {
-        self.params.map_or(&[], |p| &p.property_names)
+    pub fn param_names(&self) -> impl Iterator<Item = &'a str> + Clone + 'a {
+        self.params.into_iter().flat_map(SchemaText::property_names)
     }
 
     /// Parameter descriptions.
-    pub fn param_descriptions(&self) -> &'a [String] {
-        self.params.map_or(&[], |p| &p.descriptions)
+    pub fn param_descriptions(&self) -> impl Iterator<Item = &'a str> + Clone + 'a {
+        self.params.into_iter().flat_map(SchemaText::descriptions)
     }
 }
 

@@ -60,9 +60,9 @@ pub fn tool_text(doc: &Doc<'_>, group: &str, with_group: bool) -> String {
     }
     out.push_str(": ");
     out.push_str(doc.description.trim());
-    if !doc.param_names().is_empty() {
+    if doc.param_names().next().is_some() {
         out.push_str(" Parameters: ");
-        for (i, p) in doc.param_names().iter().enumerate() {
+        for (i, p) in doc.param_names().enumerate() {
             if i > 0 {
                 out.push_str(", ");
             }
@@ -70,7 +70,7 @@ pub fn tool_text(doc: &Doc<'_>, group: &str, with_group: bool) -> String {
         }
         out.push('.');
     }
-    for d in doc.param_descriptions().iter().map(|d| d.trim()) {
+    for d in doc.param_descriptions().map(str::trim) {
         if !d.is_empty() {
             out.push(' ');
             out.push_str(d);
