@@ -90,13 +90,21 @@ fn join_problems(file: &str, problems: &[(String, String)]) -> String {
 }
 
 /// Reads and parses a catalog file.
+///
+/// The text is dropped as soon as the fast pass has read it (before the tools are converted);
+/// when the fast pass does not accept it, the file is read again for the thorough pass.
 pub fn load_catalog_file(path: &Path) -> Result<CatalogFile, CatalogFileError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| CatalogFileError::Io {
-        file: file.clone(),
-        source,
-    })?;
-    parse_catalog(&file, &text)
+    let read = || {
+        std::fs::read_to_string(path).map_err(|source| CatalogFileError::Io {
+            file: file.clone(),
+            source,
+        })
+    };
+    if let Some(catalog) = fast::parse_owned(read()?) {
+        return Ok(catalog);
+    }
+    parse_thorough(&file, &read()?)
 }
 
 /// Parses catalog JSON; `file` names it in errors.
@@ -211,8 +219,18 @@ mod fast {
         Ok(def)
     }
 
+    pub(super) fn parse_owned(text: String) -> Option<CatalogFile> {
+        let MapOnly(c): MapOnly<Catalog> = serde_json::from_str(&text).ok()?;
+        drop(text);
+        convert(c)
+    }
+
     pub(super) fn parse(text: &str) -> Option<CatalogFile> {
         let MapOnly(c): MapOnly<Catalog> = serde_json::from_str(text).ok()?;
+        convert(c)
+    }
+
+    fn convert(c: Catalog) -> Option<CatalogFile> {
         // Flatten every tool (grouped ones first), convert on all cores, then regroup.
         let groups = c.groups.unwrap_or_default();
         let mut sizes = Vec::with_capacity(groups.len());
