@@ -6,7 +6,8 @@
 //! registered as `group/tool` ids with the tool's name, description and input schema (what its
 //! `ToolRegistry` indexes); its search is `ToolRegistry::search(query, 20)`, timed per query
 //! like ours (`toolsearch::search::rank`, BM25, default parameters). Set `PEER_QUERIES=N` to
-//! use only the first N queries of each file.
+//! use only the first N queries of each file, `PEER_DATA=DIR` to read the sets from `DIR`
+//! instead of `../shared/data` (e.g. the derived sets of `scripts/compound_names.py`).
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -21,6 +22,9 @@ use toolsearch::eval::{DEPTH, Report, Scorer, Split, load_queries, tool_key};
 use toolsearch::{Query, SearchIndex, Searcher};
 
 fn data(set: &str) -> PathBuf {
+    if let Some(root) = std::env::var_os("PEER_DATA") {
+        return PathBuf::from(root).join(set);
+    }
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/data")
         .join(set)

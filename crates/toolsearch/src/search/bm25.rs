@@ -25,12 +25,15 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 mod build;
+mod compound;
 
 use super::Scored;
 use super::analysis::analyze;
 use super::corpus::{Corpus, Doc};
 use crate::catalog::{ToolId, Visibility};
 use crate::config::{BM25_FIELDS, Bm25Params};
+use crate::text::for_each_word;
+use compound::Compounds;
 
 const F: usize = BM25_FIELDS.len();
 
@@ -48,6 +51,8 @@ pub struct Bm25Index {
     /// Per tool, the analyzed length of each field.
     lengths: Vec<[u32; F]>,
     avg_lengths: [f32; F],
+    /// The catalog's words, which compound names are split into.
+    compounds: Compounds,
 }
 
 /// How one query term contributed to one tool's score.
@@ -113,25 +118,42 @@ fn field_texts<'a>(doc: &Doc<'a>, corpus: &'a (impl Corpus + ?Sized)) -> [Vec<&'
     ]
 }
 
-/// Term frequencies of each field of a tool.
-fn field_tfs(texts: &[Vec<&str>; F]) -> (FxHashMap<String, [u32; F]>, [u32; F]) {
-    let mut tfs: FxHashMap<String, [u32; F]> = FxHashMap::default();
-    let mut lengths = [0u32; F];
-    for (f, parts) in texts.iter().enumerate() {
+/// Calls `f(field, term)` for every index term of a tool's fields: each text analyzed, then
+/// the terms of the parts of the name's compound words (see [`compound`]). The parts count
+/// towards the name's length like any term (measured: not counting them ranks worse).
+fn for_each_term(texts: &[Vec<&str>; F], compounds: &Compounds, mut f: impl FnMut(usize, &str)) {
+    for (field, parts) in texts.iter().enumerate() {
         for text in parts {
-            analyze(text, |t| {
-                lengths[f] += 1;
-                if let Some(e) = tfs.get_mut(t) {
-                    // As the index counts them: at most u16::MAX per field.
-                    e[f] = (e[f] + 1).min(u32::from(u16::MAX));
-                } else {
-                    let mut e = [0; F];
-                    e[f] = 1;
-                    tfs.insert(t.to_owned(), e);
-                }
-            });
+            analyze(text, |t| f(field, t));
+            if field == 0 {
+                for_each_word(text, |w| {
+                    for part in compounds.split(w).into_iter().flatten() {
+                        analyze(part, |t| f(field, t));
+                    }
+                });
+            }
         }
     }
+}
+
+/// Term frequencies of each field of a tool.
+fn field_tfs(
+    texts: &[Vec<&str>; F],
+    compounds: &Compounds,
+) -> (FxHashMap<String, [u32; F]>, [u32; F]) {
+    let mut tfs: FxHashMap<String, [u32; F]> = FxHashMap::default();
+    let mut lengths = [0u32; F];
+    for_each_term(texts, compounds, |f, t| {
+        lengths[f] += 1;
+        if let Some(e) = tfs.get_mut(t) {
+            // As the index counts them: at most u16::MAX per field.
+            e[f] = (e[f] + 1).min(u32::from(u16::MAX));
+        } else {
+            let mut e = [0; F];
+            e[f] = 1;
+            tfs.insert(t.to_owned(), e);
+        }
+    });
     (tfs, lengths)
 }
 
@@ -236,7 +258,7 @@ impl Bm25Index {
         tool: ToolId,
         corpus: &(impl Corpus + ?Sized),
     ) -> Explanation {
-        let (tfs, _) = field_tfs(&field_texts(&corpus.doc(tool), corpus));
+        let (tfs, _) = field_tfs(&field_texts(&corpus.doc(tool), corpus), &self.compounds);
         let terms = self.query_terms(query);
         let mut out = Vec::new();
         for (term, t) in terms {

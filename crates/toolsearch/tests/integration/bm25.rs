@@ -278,3 +278,32 @@ fn the_scorer_computes_the_design_metrics() {
         ]
     );
 }
+
+#[test]
+fn compound_names_are_split_into_the_catalogs_own_words() {
+    let dir = directory(
+        r#"{"groups":[{"name":"api","description":"Public data","tools":[
+            {"name":"/v1/airquality","description":"Current readings by city."},
+            {"name":"/v1/weather","description":"Weather, sea level and air pressure by city."},
+            {"name":"/v1/nutrition","description":"Quality ratings of food for a son or daughter."},
+            {"name":"/v1/season","description":"The season of a date."}]}]}"#,
+    );
+    let index = Bm25Index::build(&dir, Bm25Params::default());
+    let all = 0..dir.tools().len() as u32;
+    let (hits, _) = index.search("air quality in Paris", all.clone(), 4);
+    assert_eq!(dir.tool(hits[0].tool).name, "/v1/airquality", "{hits:?}");
+    let e = index.explain("air quality in Paris", hits[0].tool, &dir);
+    assert!((e.score - hits[0].score).abs() < 1e-4, "{e:?}");
+    let air = e.terms.iter().find(|t| t.term == "air").expect("air");
+    assert_eq!(air.tf, [1, 0, 0, 0], "a part of the name");
+    // The compound itself is still a term, and a word of the catalog ("season" in a
+    // description) is never split, though "sea" and "son" are words of it too.
+    let (hits, _) = index.search("airquality", all.clone(), 1);
+    assert_eq!(dir.tool(hits[0].tool).name, "/v1/airquality");
+    let (hits, _) = index.search("sea", all, 4);
+    let names: Vec<&str> = hits
+        .iter()
+        .map(|h| dir.tool(h.tool).name.as_str())
+        .collect();
+    assert_eq!(names, ["/v1/weather"]);
+}

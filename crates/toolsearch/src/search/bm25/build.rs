@@ -6,10 +6,10 @@ use std::ops::Range;
 
 use rustc_hash::FxHashMap;
 
-use super::{Bm25Index, F, field_texts, idf};
+use super::compound::Compounds;
+use super::{Bm25Index, F, field_texts, for_each_term, idf};
 use crate::catalog::ToolId;
 use crate::config::Bm25Params;
-use crate::search::analysis::analyze;
 use crate::search::corpus::Corpus;
 
 /// A `(term, tf per field)` posting before its impact is known; its tool is known from where
@@ -41,7 +41,7 @@ fn intern(terms: &mut FxHashMap<Box<str>, u32>, term: &str) -> u32 {
 
 impl Part {
     /// Analyzes the documents `ids` of `corpus`.
-    fn analyze(corpus: &(impl Corpus + ?Sized), ids: Range<usize>) -> Self {
+    fn analyze(corpus: &(impl Corpus + ?Sized), compounds: &Compounds, ids: Range<usize>) -> Self {
         let mut part = Self {
             first: ids.start as ToolId,
             ..Self::default()
@@ -53,27 +53,23 @@ impl Part {
             part.starts.push(part.postings.len() as u32);
             let texts = field_texts(&corpus.doc(id), corpus);
             let mut lengths = [0u32; F];
-            for (f, texts) in texts.iter().enumerate() {
-                for text in texts {
-                    analyze(text, |t| {
-                        lengths[f] += 1;
-                        let term = intern(&mut part.terms, t);
-                        let i = term as usize;
-                        if i >= slots.len() {
-                            slots.resize(i + 1, (0, 0));
-                        }
-                        if slots[i].0 == id + 1 {
-                            let tf = &mut part.postings[slots[i].1 as usize].1[f];
-                            *tf = tf.saturating_add(1);
-                        } else {
-                            slots[i] = (id + 1, part.postings.len() as u32);
-                            let mut tf = [0; F];
-                            tf[f] = 1;
-                            part.postings.push((term, tf));
-                        }
-                    });
+            for_each_term(&texts, compounds, |f, t| {
+                lengths[f] += 1;
+                let term = intern(&mut part.terms, t);
+                let i = term as usize;
+                if i >= slots.len() {
+                    slots.resize(i + 1, (0, 0));
                 }
-            }
+                if slots[i].0 == id + 1 {
+                    let tf = &mut part.postings[slots[i].1 as usize].1[f];
+                    *tf = tf.saturating_add(1);
+                } else {
+                    slots[i] = (id + 1, part.postings.len() as u32);
+                    let mut tf = [0; F];
+                    tf[f] = 1;
+                    part.postings.push((term, tf));
+                }
+            });
             part.lengths.push(lengths);
         }
         part
@@ -90,7 +86,9 @@ fn by_id(terms: &FxHashMap<Box<str>, u32>) -> Vec<&str> {
 impl Bm25Index {
     /// Indexes the documents of `corpus` (in [`ToolId`] order).
     pub fn build(corpus: &(impl Corpus + ?Sized), params: Bm25Params) -> Self {
-        let mut parts = crate::parallel::map_ranges(corpus.len(), |ids| Part::analyze(corpus, ids));
+        let compounds = Compounds::build(corpus);
+        let mut parts =
+            crate::parallel::map_ranges(corpus.len(), |ids| Part::analyze(corpus, &compounds, ids));
         let mut first = if parts.is_empty() {
             Part::default()
         } else {
@@ -148,6 +146,7 @@ impl Bm25Index {
             docs: Vec::new(),
             impacts: Vec::new(),
             offsets,
+            compounds,
         };
         let total = index.offsets[terms] as usize;
         let mut docs = vec![0 as ToolId; total];
