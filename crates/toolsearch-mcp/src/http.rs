@@ -13,7 +13,8 @@
 //! `jsonrpc`) instead of rmcp's `415`; a body over [`MAX_BODY_BYTES`] gets `413` with a
 //! JSON-RPC error; a `DELETE` that ends a session answers `200`. Open sessions are bounded: at
 //! most [`HttpOptions::max_sessions`] at once (a new one over it gets `503` and `Retry-After`),
-//! each closed after [`HttpOptions::session_idle`] unused.
+//! each closed after [`HttpOptions::session_idle`] unused. `/healthz` and `/readyz` are
+//! answered before any of this, without a token (see [`crate::health`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -341,6 +342,7 @@ pub async fn serve_http(
             let token = token.clone();
             let sessions = sessions.clone();
             let auth = auth.clone();
+            let gateway = gateway.clone();
             let conn_stop = accept_stop.clone();
             tokio::spawn(async move {
                 let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
@@ -348,7 +350,13 @@ pub async fn serve_http(
                     let token = token.clone();
                     let sessions = sessions.clone();
                     let auth = auth.clone();
+                    let gateway = gateway.clone();
                     async move {
+                        if let Some(answer) =
+                            crate::health::probe(req.method(), req.uri().path(), &gateway)
+                        {
+                            return Ok(answer);
+                        }
                         let expected = token.read().unwrap_or_else(|p| p.into_inner()).clone();
                         if let Some(expected) = expected {
                             let given = req

@@ -16,6 +16,7 @@ mod audit;
 pub mod auth;
 mod convert;
 pub mod gateway;
+pub mod health;
 pub mod http;
 mod jsonrpc;
 mod passthrough;

@@ -413,3 +413,75 @@ async fn closed_sessions_leave_no_task_behind() {
     server.shutdown().await;
     g.shutdown().await;
 }
+
+/// `GET`/`HEAD`/`POST` of `path` without a token: status, `Allow`, the body if it is JSON.
+async fn probe(base: &str, method: reqwest::Method, path: &str) -> (u16, String, Option<Value>) {
+    toolsearch_mcp::upstream::install_crypto_provider();
+    let r = reqwest::Client::new()
+        .request(method, format!("{base}{path}"))
+        .send()
+        .await
+        .expect("an answer");
+    let status = r.status().as_u16();
+    let allow = r
+        .headers()
+        .get("allow")
+        .map(|v| v.to_str().expect("ascii").to_owned())
+        .unwrap_or_default();
+    let text = r.text().await.expect("body");
+    let body = serde_json::from_str(&text).ok();
+    (status, allow, body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_probes_answer_without_a_token_and_name_only_sources_not_ready() {
+    let (dir, _, static_source) = common::static_source(
+        "health",
+        r#"{"groups":[{"name":"crm","description":"Customer records","tools":[{"name":"customer_secret_lookup"}]}]}"#,
+    );
+    let broken = "[[source]]\nname = \"broken\"\ncommand = \"/nonexistent/mcp-server\"\ngroup = \"broken\"\ndescription = \"Never starts\"\n";
+
+    // One source that never starts: live, not ready, and only its name is said.
+    let g = gateway(&format!("{static_source}\n{broken}")).await;
+    g.settled().await;
+    let options =
+        HttpOptions::new("127.0.0.1:0".parse().expect("addr")).with_bearer_token(Some(token()));
+    let server = serve_http(g.clone(), options).await.expect("bind");
+    let base = format!("http://{}", server.local_addr);
+    let (status, _, body) = probe(&base, reqwest::Method::GET, "/healthz").await;
+    assert_eq!((status, body), (200, Some(json!({"status": "ok"}))));
+    let (status, _, body) = probe(&base, reqwest::Method::GET, "/readyz").await;
+    assert_eq!(status, 503);
+    assert_eq!(
+        body,
+        Some(json!({"status": "not_ready", "sources": ["broken"]}))
+    );
+    let (status, _, body) = probe(&base, reqwest::Method::HEAD, "/readyz").await;
+    assert_eq!((status, body), (503, None));
+    let (status, allow, _) = probe(&base, reqwest::Method::POST, "/healthz").await;
+    assert_eq!((status, allow.as_str()), (405, "GET, HEAD"));
+    // The probes open nothing else: MCP still needs the token.
+    let (status, _, _) = probe(&base, reqwest::Method::GET, "/mcp").await;
+    assert_eq!(status, 401);
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let r = raw_post(&format!("{base}/"), "Bearer wrong", None, init.to_vec()).await;
+    assert_eq!(r.status().as_u16(), 401);
+    server.shutdown().await;
+    g.shutdown().await;
+
+    // Every source ready.
+    let g = gateway(&static_source).await;
+    g.settled().await;
+    let server = serve_http(
+        g.clone(),
+        HttpOptions::new("127.0.0.1:0".parse().expect("addr")),
+    )
+    .await
+    .expect("bind");
+    let base = format!("http://{}", server.local_addr);
+    let (status, _, body) = probe(&base, reqwest::Method::GET, "/readyz").await;
+    assert_eq!((status, body), (200, Some(json!({"status": "ready"}))));
+    server.shutdown().await;
+    g.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,6 +1,8 @@
 //! A downstream client is told when the tools it sees change, and then lists the new ones; and
 //! when an upstream's resources or prompts change, and then reads and gets the new ones.
 
+mod common;
+
 use std::time::Duration;
 
 use rmcp::service::{NotificationContext, RoleClient};
@@ -155,17 +157,9 @@ async fn upstream_resource_and_prompt_changes_reach_the_client() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_get_tools_list_changed_when_direct_tools_change() {
-    let dir = std::env::temp_dir().join(format!("toolsearch-notify-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let catalog = dir.join("catalog.json");
-    std::fs::write(
-        &catalog,
+    let (dir, catalog, toml) = common::static_source(
+        "notify",
         r#"{"groups":[{"name":"crm","description":"Customer records","tools":[{"name":"customer_name"}]}]}"#,
-    )
-    .expect("catalog");
-    let toml = format!(
-        "[[source]]\nname = \"static\"\ncatalog = {:?}\n",
-        catalog.display().to_string()
     );
     let gateway = Gateway::start(
         parse_config("n.toml", &toml, &dir).expect("valid"),

@@ -35,3 +35,18 @@ pub fn misbehaving_source(name: &str, mode: &str) -> String {
         misbehaving_js()
     )
 }
+
+/// A catalog file with `json` in a fresh temporary directory named for `tag`, and the
+/// `[[source]]` (named `static`) that serves it: (directory, catalog path, config text).
+#[allow(dead_code)] // not every test binary that shares this module uses it
+pub fn static_source(tag: &str, json: &str) -> (PathBuf, PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("toolsearch-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let catalog = dir.join("catalog.json");
+    std::fs::write(&catalog, json).expect("catalog");
+    let toml = format!(
+        "[[source]]\nname = \"static\"\ncatalog = {:?}\n",
+        catalog.display().to_string()
+    );
+    (dir, catalog, toml)
+}
