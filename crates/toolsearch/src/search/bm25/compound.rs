@@ -28,18 +28,12 @@ impl Compounds {
     pub(crate) fn build(corpus: &(impl Corpus + ?Sized)) -> Self {
         let parts = crate::parallel::map_ranges(corpus.len(), |ids| {
             let mut words: FxHashSet<Box<str>> = FxHashSet::default();
-            let mut add = |text: &str| {
-                for_each_word(text, |w| {
-                    if !words.contains(w) {
-                        words.insert(w.into());
-                    }
-                });
-            };
             for id in ids {
                 let doc = corpus.doc(id as u32);
-                add(doc.description);
-                doc.param_names().for_each(&mut add);
-                doc.param_descriptions().for_each(&mut add);
+                add_words(&mut words, doc.description);
+                for text in doc.param_names().chain(doc.param_descriptions()) {
+                    add_words(&mut words, text);
+                }
             }
             words
         });
@@ -52,13 +46,8 @@ impl Compounds {
             }
         }
         for g in 0..corpus.group_count() as u32 {
-            for text in [corpus.group_name(g), corpus.group_description(g)] {
-                for_each_word(text, |w| {
-                    if !words.contains(w) {
-                        words.insert(w.into());
-                    }
-                });
-            }
+            add_words(&mut words, corpus.group_name(g));
+            add_words(&mut words, corpus.group_description(g));
         }
         Self { words }
     }
@@ -100,6 +89,15 @@ impl Compounds {
         out.reverse();
         Some(out)
     }
+}
+
+/// Adds the words of `text` to `words` (allocating only for new ones).
+fn add_words(words: &mut FxHashSet<Box<str>>, text: &str) {
+    for_each_word(text, |w| {
+        if !words.contains(w) {
+            words.insert(w.into());
+        }
+    });
 }
 
 #[cfg(test)]
