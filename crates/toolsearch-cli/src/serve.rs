@@ -13,7 +13,7 @@ use clap::Args;
 use rmcp::ServiceExt;
 use toolsearch::config::load_config;
 use toolsearch_mcp::http::{HttpOptions, serve_http};
-use toolsearch_mcp::{Authenticator, Gateway, GatewayServer};
+use toolsearch_mcp::{Authenticator, Gateway, GatewayServer, serve_ops};
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -25,6 +25,11 @@ pub struct ServeArgs {
     /// TOOLSEARCH_HTTP_TOKEN to add one client, `default`, with that bearer token.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = DEFAULT_HTTP_ADDR)]
     http: Option<String>,
+    /// Also serve /metrics, /healthz and /readyz on ADDR, without a token (bind it where only
+    /// the scraper and the probes reach it). Over stdio this is the only way to reach them;
+    /// over HTTP it keeps the metrics off the MCP listener.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<String>,
 }
 
 /// Where `--http` listens without an address.
@@ -35,13 +40,15 @@ const TOKEN_VAR: &str = "TOOLSEARCH_HTTP_TOKEN";
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     crate::init_logging();
     let config = load_config(&crate::config_path(a.config))?;
-    let http = match &a.http {
-        Some(addr) => match addr.parse::<std::net::SocketAddr>() {
-            Ok(addr) => Some(addr),
-            Err(_) => bail!("--http {addr:?} is not an address such as 127.0.0.1:8848"),
+    let address = |flag: &str, addr: &Option<String>, example: &str| match addr {
+        Some(a) => match a.parse::<std::net::SocketAddr>() {
+            Ok(a) => Ok(Some(a)),
+            Err(_) => bail!("--{flag} {a:?} is not an address such as {example}"),
         },
-        None => None,
+        None => Ok(None),
     };
+    let http = address("http", &a.http, DEFAULT_HTTP_ADDR)?;
+    let metrics = address("metrics", &a.metrics, "127.0.0.1:9464")?;
     // Over stdio there is one client: a single-threaded runtime avoids a cross-core hand-off
     // per message (measured in BENCHMARKS.md). HTTP serves many sessions on all cores.
     let mut builder = if http.is_some() {
@@ -62,6 +69,16 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         for (source, problem) in gateway.context_problems() {
             tracing::warn!(%source, "{problem}");
         }
+        let ops = match metrics {
+            Some(addr) => {
+                let ops = serve_ops(gateway.clone(), addr)
+                    .await
+                    .with_context(|| format!("--metrics: listening on {addr}"))?;
+                eprintln!("toolsearch: serving /metrics, /healthz and /readyz on http://{}/", ops.local_addr);
+                Some(ops)
+            }
+            None => None,
+        };
         if let Some(addr) = http {
             let auth = Authenticator::new(gateway.access(), std::env::var(TOKEN_VAR).ok())
                 .await
@@ -77,6 +94,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             let signal = signals.next_stop().await;
             tracing::info!(signal, "shutting down");
             server.shutdown().await;
+            if let Some(ops) = ops {
+                ops.shutdown().await;
+            }
             gateway.shutdown().await;
             return Ok(ExitCode::SUCCESS);
         }
@@ -92,6 +112,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 tracing::info!(signal, "shutting down");
                 cancel.cancel();
             }
+        }
+        if let Some(ops) = ops {
+            ops.shutdown().await;
         }
         gateway.shutdown().await;
         Ok(ExitCode::SUCCESS)

@@ -26,6 +26,7 @@ use toolsearch::skills::Skills;
 use toolsearch::{Engine, EngineError, SourceTools, ToolDef};
 
 use crate::approval::Waiting;
+use crate::metrics::Metrics;
 use crate::upstream::Upstream;
 use source::{Origin, SourceState, load_catalog_source};
 use supervise::{follow, supervise};
@@ -139,6 +140,8 @@ pub struct Gateway {
     prompts_changed: watch::Sender<u64>,
     /// Approval questions sent in `input_required` results, until answered.
     waiting: Waiting,
+    /// What `/metrics` shows.
+    metrics: Arc<Metrics>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -193,7 +196,14 @@ impl Gateway {
             });
         }
         let all: Vec<SourceTools> = states.iter().flat_map(SourceState::sources).collect();
-        let mut builder = Engine::builder().settings(config.settings).sources(all);
+        let metrics = Arc::new(Metrics::default());
+        for s in states.iter().filter(|s| s.connecting) {
+            metrics.track_source(&s.config.name);
+        }
+        let mut builder = Engine::builder()
+            .settings(config.settings)
+            .sources(all)
+            .observer(metrics.clone());
         if let Some(sem) = options.semantic {
             builder = builder.semantic(sem);
         }
@@ -238,6 +248,7 @@ impl Gateway {
             resources_changed: watch::Sender::new(0),
             prompts_changed: watch::Sender::new(0),
             waiting: Waiting::default(),
+            metrics,
         });
         tokio::spawn(follow(Arc::downgrade(&gateway), events_rx));
         for (name, upstream) in gateway.upstreams() {
@@ -254,6 +265,20 @@ impl Gateway {
     /// The engine.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    /// Its metrics.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// The metrics as text with every source's readiness as of now (see [`Metrics::render`]).
+    pub fn render_metrics(&self, openmetrics: bool) -> String {
+        let statuses = self.statuses();
+        self.metrics.render(
+            statuses.iter().map(|s| (s.name.as_str(), s.status.is_ok())),
+            openmetrics,
+        )
     }
 
     /// Waits until no source is still connecting (each has connected or failed once).

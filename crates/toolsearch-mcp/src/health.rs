@@ -9,18 +9,16 @@
 
 use bytes::Bytes;
 use http::{Method, Response, StatusCode};
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use serde_json::json;
 
 use crate::Gateway;
+use crate::accept::HttpResponse;
 
 /// Liveness: the process serves.
 pub const HEALTH_PATH: &str = "/healthz";
 /// Readiness: every source is ready.
 pub const READY_PATH: &str = "/readyz";
-
-type HttpResponse = Response<BoxBody<Bytes, std::convert::Infallible>>;
 
 /// The answer to a health probe, or `None` when `path` is not one of the probes.
 pub(crate) fn probe(method: &Method, path: &str, gateway: &Gateway) -> Option<HttpResponse> {

@@ -6,15 +6,15 @@
 //! every request must carry `Authorization: Bearer <token>` (the scheme in any case, as RFC 9110
 //! allows; the token compared in constant time).
 //!
-//! In front of rmcp's service: every connection sets `TCP_NODELAY` (without it Nagle's
-//! algorithm and the client's delayed ACK hold each response on a kept-alive connection for
-//! ~40 ms); a POST body that is not a JSON-RPC message is answered `400` with the JSON-RPC error
+//! In front of rmcp's service (each connection sets `TCP_NODELAY`, see [`crate::accept`]): a
+//! POST body that is not a JSON-RPC message is answered `400` with the JSON-RPC error
 //! the specification gives (`-32700` parse error, `-32600` invalid request; see
 //! `jsonrpc`) instead of rmcp's `415`; a body over [`MAX_BODY_BYTES`] gets `413` with a
 //! JSON-RPC error; a `DELETE` that ends a session answers `200`. Open sessions are bounded: at
 //! most [`HttpOptions::max_sessions`] at once (a new one over it gets `503` and `Retry-After`),
 //! each closed after [`HttpOptions::session_idle`] unused. `/healthz` and `/readyz` are
-//! answered before any of this, without a token (see [`crate::health`]).
+//! answered before any of this, without a token (see [`crate::health`]); `/metrics` after the
+//! authentication (see [`crate::scrape`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -22,15 +22,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::accept::{HttpResponse, spawn_accept_loop};
 use crate::auth::Authenticator;
 use crate::{Gateway, GatewayServer, jsonrpc};
 
@@ -157,8 +156,6 @@ impl HttpServer {
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
-
-type HttpResponse = Response<BoxBody<Bytes, std::convert::Infallible>>;
 
 fn json_rpc_error(status: StatusCode, body: &serde_json::Value) -> HttpResponse {
     let mut r = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
@@ -322,110 +319,84 @@ pub async fn serve_http(
     let token: Token = Arc::new(std::sync::RwLock::new(bearer(options.bearer_token)));
     let auth = options.auth.clone();
     let server_token = token.clone();
-    let accept_stop = stop.clone();
-    let task = tokio::spawn(async move {
-        loop {
-            let stream = tokio::select! {
-                _ = accept_stop.cancelled() => break,
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
-                        continue;
-                    }
-                },
-            };
-            if let Err(e) = stream.set_nodelay(true) {
-                tracing::debug!(error = %e, "TCP_NODELAY not set");
+    let handle = move |req: Request<Incoming>| {
+        let service = service.clone();
+        let token = token.clone();
+        let sessions = sessions.clone();
+        let auth = auth.clone();
+        let gateway = gateway.clone();
+        async move {
+            if let Some(answer) = crate::health::probe(req.method(), req.uri().path(), &gateway) {
+                return Ok(answer);
             }
-            let service = service.clone();
-            let token = token.clone();
-            let sessions = sessions.clone();
-            let auth = auth.clone();
-            let gateway = gateway.clone();
-            let conn_stop = accept_stop.clone();
-            tokio::spawn(async move {
-                let handler = hyper::service::service_fn(move |req: Request<Incoming>| {
-                    let service = service.clone();
-                    let token = token.clone();
-                    let sessions = sessions.clone();
-                    let auth = auth.clone();
-                    let gateway = gateway.clone();
-                    async move {
-                        if let Some(answer) =
-                            crate::health::probe(req.method(), req.uri().path(), &gateway)
-                        {
-                            return Ok(answer);
-                        }
-                        let expected = token.read().unwrap_or_else(|p| p.into_inner()).clone();
-                        if let Some(expected) = expected {
-                            let given = req
-                                .headers()
-                                .get(http::header::AUTHORIZATION)
-                                .and_then(|v| bearer_token(v.as_bytes()))
-                                .unwrap_or_default();
-                            if !constant_time_eq(given, &expected) {
-                                return Ok::<_, std::convert::Infallible>(plain(
-                                    StatusCode::UNAUTHORIZED,
-                                    "missing or wrong bearer token\n",
-                                ));
-                            }
-                        }
-                        let (mut parts, body) = req.into_parts();
-                        if let Some(auth) = &auth {
-                            let base = base_url(&parts);
-                            if parts.uri.path() == RESOURCE_METADATA_PATH {
-                                return Ok(resource_metadata(&base, auth));
-                            }
-                            let given = parts
-                                .headers
-                                .get(http::header::AUTHORIZATION)
-                                .and_then(|v| bearer_token(v.as_bytes()));
-                            match auth.authenticate(given).await {
-                                Ok(identity) => {
-                                    parts.extensions.insert(identity);
-                                }
-                                Err(e) => {
-                                    tracing::debug!(error = %e, "request refused");
-                                    return Ok(unauthorized(&base, &e.to_string()));
-                                }
-                            }
-                        }
-                        let is_delete = parts.method == http::Method::DELETE;
-                        let body = if parts.method == http::Method::POST {
-                            match checked_body(body).await {
-                                Ok((bytes, opens_session)) => {
-                                    if opens_session
-                                        && !parts.headers.contains_key("mcp-session-id")
-                                        && sessions.sessions.read().await.len() >= max_sessions
-                                    {
-                                        return Ok(too_many_sessions(max_sessions));
-                                    }
-                                    Full::new(bytes)
-                                }
-                                Err(answer) => return Ok(answer),
-                            }
-                        } else {
-                            // GET and DELETE carry no body worth reading.
-                            Full::new(Bytes::new())
-                        };
-                        let mut response = service.handle(Request::from_parts(parts, body)).await;
-                        if is_delete && response.status() == StatusCode::ACCEPTED {
-                            // The session is gone: that is a plain success.
-                            *response.status_mut() = StatusCode::OK;
-                        }
-                        Ok(response)
-                    }
-                });
-                let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), handler);
-                tokio::select! {
-                    _ = conn => {}
-                    _ = conn_stop.cancelled() => {}
+            let expected = token.read().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some(expected) = expected {
+                let given = req
+                    .headers()
+                    .get(http::header::AUTHORIZATION)
+                    .and_then(|v| bearer_token(v.as_bytes()))
+                    .unwrap_or_default();
+                if !constant_time_eq(given, &expected) {
+                    return Ok::<_, std::convert::Infallible>(plain(
+                        StatusCode::UNAUTHORIZED,
+                        "missing or wrong bearer token\n",
+                    ));
                 }
-            });
+            }
+            let (mut parts, body) = req.into_parts();
+            if let Some(auth) = &auth {
+                let base = base_url(&parts);
+                if parts.uri.path() == RESOURCE_METADATA_PATH {
+                    return Ok(resource_metadata(&base, auth));
+                }
+                let given = parts
+                    .headers
+                    .get(http::header::AUTHORIZATION)
+                    .and_then(|v| bearer_token(v.as_bytes()));
+                match auth.authenticate(given).await {
+                    Ok(identity) => {
+                        parts.extensions.insert(identity);
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, "request refused");
+                        return Ok(unauthorized(&base, &e.to_string()));
+                    }
+                }
+            }
+            if parts.uri.path() == crate::scrape::METRICS_PATH {
+                return Ok(if gateway.access().policies.is_empty() {
+                    crate::scrape::answer(&parts.method, &parts.headers, &gateway)
+                } else {
+                    crate::scrape::refused()
+                });
+            }
+            let is_delete = parts.method == http::Method::DELETE;
+            let body = if parts.method == http::Method::POST {
+                match checked_body(body).await {
+                    Ok((bytes, opens_session)) => {
+                        if opens_session
+                            && !parts.headers.contains_key("mcp-session-id")
+                            && sessions.sessions.read().await.len() >= max_sessions
+                        {
+                            return Ok(too_many_sessions(max_sessions));
+                        }
+                        Full::new(bytes)
+                    }
+                    Err(answer) => return Ok(answer),
+                }
+            } else {
+                // GET and DELETE carry no body worth reading.
+                Full::new(Bytes::new())
+            };
+            let mut response = service.handle(Request::from_parts(parts, body)).await;
+            if is_delete && response.status() == StatusCode::ACCEPTED {
+                // The session is gone: that is a plain success.
+                *response.status_mut() = StatusCode::OK;
+            }
+            Ok(response)
         }
-    });
+    };
+    let task = spawn_accept_loop(listener, stop.clone(), "mcp", handle);
     Ok(HttpServer {
         local_addr,
         stop,

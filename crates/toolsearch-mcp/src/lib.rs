@@ -5,12 +5,14 @@
 //   secrets, convert, jsonrpc — `${env:NAME}` expansion, rmcp ↔ engine types, JSON-RPC errors
 //   upstream                  — one upstream MCP server: connect (stdio, HTTP), list, call
 //   auth                      — who is calling: client tokens and JWTs → the caller's identity
-//   audit                     — the audit log file
+//   audit, metrics            — the audit log file; Prometheus metrics
 //   gateway                   — every source behind one engine, supervised
 //   passthrough               — upstream resources and prompts under source-scoped names
 //   server                    — the MCP server a client talks to
-//   stdio, http               — the transports the server is served on
+//   accept, health, scrape    — the accept loop; the probes and `/metrics` over HTTP
+//   stdio, http, ops          — the transports the server is served on; the operator's listener
 
+mod accept;
 mod approval;
 mod audit;
 pub mod auth;
@@ -19,7 +21,10 @@ pub mod gateway;
 pub mod health;
 pub mod http;
 mod jsonrpc;
+pub mod metrics;
+pub mod ops;
 mod passthrough;
+pub mod scrape;
 mod secrets;
 mod server;
 pub mod stdio;
@@ -28,6 +33,8 @@ pub mod upstream;
 pub use auth::{Authenticator, CallerIdentity};
 pub use gateway::{Gateway, GatewayError, GatewayOptions, SourceStatus};
 pub use http::{HttpOptions, HttpServer, serve_http};
+pub use metrics::Metrics;
+pub use ops::{OpsServer, serve_ops};
 pub use secrets::MissingSecret;
 pub use server::GatewayServer;
 pub use stdio::JsonRpcStdio;

@@ -20,6 +20,7 @@ use toolsearch::exec::{Approver, Session, with_approver};
 use crate::approval::{self, Answered, Elicit};
 use crate::auth::CallerIdentity;
 use crate::convert;
+use crate::metrics::SessionGuard;
 use crate::{Gateway, passthrough};
 
 /// The MCP methods rmcp parses into typed requests: one that arrives as a custom request failed
@@ -65,6 +66,9 @@ pub struct GatewayServer {
     /// ends the session's notification task: without it every closed session left one behind.
     ended: CancellationToken,
     _alive: Arc<DropGuard>,
+    /// Counts the session in `toolsearch_sessions` from its `initialized` notification (or its
+    /// first request, without one) until its last clone is dropped.
+    counted: Arc<OnceLock<SessionGuard>>,
 }
 
 impl GatewayServer {
@@ -76,7 +80,14 @@ impl GatewayServer {
             bound: Arc::new(OnceLock::new()),
             _alive: Arc::new(ended.clone().drop_guard()),
             ended,
+            counted: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// Counts this session as open (once).
+    fn count(&self) {
+        self.counted
+            .get_or_init(|| self.gateway.metrics().session());
     }
 }
 
@@ -105,6 +116,7 @@ impl GatewayServer {
                 None => Session::new(),
             }),
         });
+        self.count();
         if bound.caller.as_deref() != identity.map(|i| i.key.as_str()) {
             return Err(McpError::invalid_request(
                 "this session belongs to another caller; open your own",
@@ -144,6 +156,7 @@ impl ServerHandler for GatewayServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.count();
         // Tell this client whenever the tools it sees change (direct tools, controls appearing).
         let mut tools = self.gateway.engine().subscribe_tool_changes();
         let mut resources = self.gateway.subscribe_resource_changes();

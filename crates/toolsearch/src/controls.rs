@@ -88,6 +88,19 @@ pub struct ControlOutput {
     pub json: String,
     /// `true` for error results (`{"isError": true, ...}`).
     pub is_error: bool,
+    /// What the control's search did, when it searched (`discover_tools`,
+    /// `search_proxy_tools`, `search_capabilities`) and answered.
+    pub searched: Option<Searched>,
+}
+
+/// How a discovery control's search went: the method that ranked and whether it found
+/// anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Searched {
+    /// The method that ranked (an empty query browses by the keyword rules).
+    pub method: crate::config::SearchMethod,
+    /// At least one tool (or skill) matched.
+    pub found: bool,
 }
 
 impl ControlOutput {
@@ -95,6 +108,7 @@ impl ControlOutput {
         Self {
             json,
             is_error: false,
+            searched: None,
         }
     }
 
@@ -109,6 +123,7 @@ impl From<ToolError> for ControlOutput {
         Self {
             json: e.to_json(),
             is_error: true,
+            searched: None,
         }
     }
 }
@@ -206,16 +221,20 @@ pub fn host_functions(settings: &Settings) -> Vec<String> {
 /// dispatcher ([`Engine::handle`](crate::Engine::handle)); here they are an `invalid_request`.
 pub fn run_discovery(ctx: &Context<'_>, control: Control, arguments: &Value) -> ControlOutput {
     let settings = ctx.settings;
+    let unsearched = |r: Result<String, ToolError>| r.map(|json| (json, None));
+    let searched = |r: Result<(String, Searched), ToolError>| r.map(|(json, s)| (json, Some(s)));
     let out = match control {
-        Control::Discover => discover::discover(ctx, arguments),
-        Control::List => discover::list(ctx, arguments),
-        Control::Describe => describe::describe(ctx.view(), settings, arguments),
-        Control::ListGroups => groups::list_groups(ctx.view(), settings, arguments),
-        Control::SearchProxy => discover::search_proxy(ctx, arguments),
-        Control::SearchCapabilities => capabilities::search_capabilities(ctx, arguments),
-        Control::GetSkill => {
-            capabilities::get_skill(settings, ctx.skills.map(|(s, _)| s), arguments)
-        }
+        Control::Discover => searched(discover::discover(ctx, arguments)),
+        Control::List => unsearched(discover::list(ctx, arguments)),
+        Control::Describe => unsearched(describe::describe(ctx.view(), settings, arguments)),
+        Control::ListGroups => unsearched(groups::list_groups(ctx.view(), settings, arguments)),
+        Control::SearchProxy => searched(discover::search_proxy(ctx, arguments)),
+        Control::SearchCapabilities => searched(capabilities::search_capabilities(ctx, arguments)),
+        Control::GetSkill => unsearched(capabilities::get_skill(
+            settings,
+            ctx.skills.map(|(s, _)| s),
+            arguments,
+        )),
         Control::Call
         | Control::CallProxy
         | Control::Invoke
@@ -226,7 +245,10 @@ pub fn run_discovery(ctx: &Context<'_>, control: Control, arguments: &Value) -> 
         )),
     };
     match out {
-        Ok(json) => ControlOutput::ok(json),
+        Ok((json, searched)) => ControlOutput {
+            searched,
+            ..ControlOutput::ok(json)
+        },
         Err(e) => e.into(),
     }
 }

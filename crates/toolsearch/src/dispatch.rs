@@ -5,6 +5,7 @@ mod audit;
 pub(crate) mod call;
 pub mod hooks;
 pub mod local;
+mod observe;
 mod rate;
 mod validate;
 
@@ -12,5 +13,6 @@ pub use audit::{AuditRecord, AuditSink};
 pub use call::CallPath;
 pub use hooks::{Approval, CallInfo};
 pub use local::Toolset;
+pub use observe::{CallEvent, Observer, SearchEvent};
 pub use rate::{CALLER_PATH, RateLimiter};
 pub(crate) use validate::{ArgValidator, Validators};

@@ -26,7 +26,7 @@ use crate::catalog::{Directory, SourceTools, View, Visibility};
 use crate::codeact::CodeRunner;
 use crate::config::Settings;
 use crate::controls::{self, ControlOutput, ToolDefinition};
-use crate::dispatch::{AuditSink, CallPath, RateLimiter};
+use crate::dispatch::{AuditSink, CallPath, Observer, RateLimiter};
 use crate::exec::{CallResult, Session};
 use crate::policy::Policy;
 use crate::search::semantic::SemanticSearch;
@@ -48,6 +48,7 @@ pub struct Engine {
     policy: Policy,
     rate: Option<RateLimiter>,
     audit: Option<AuditSink>,
+    observer: Option<Arc<dyn Observer>>,
 }
 
 /// The skills catalog with its indexes.

@@ -34,7 +34,7 @@ pub mod text;
 
 pub use catalog::{Directory, GroupSpec, SourceTools, ToolDef};
 pub use config::{SearchMethod, Settings};
-pub use controls::{ControlOutput, ToolDefinition};
+pub use controls::{ControlOutput, Searched, ToolDefinition};
 pub use dispatch::Toolset;
 pub use engine::{Engine, EngineBuilder, EngineError, Snapshot};
 pub use error::{ErrorCode, ToolError};

@@ -104,10 +104,37 @@ pub fn wait_until(what: &str, limit: std::time::Duration, mut check: impl FnMut(
     }
 }
 
-/// A `toolsearch serve --http 127.0.0.1:0` child and the URL it announced.
+/// What `serve --metrics` prints before the operator's listener's URL.
+pub const OPS_ANNOUNCED: &str = "serving /metrics, /healthz and /readyz on ";
+
+/// Reads stderr `lines` up to one announcing `marker`, and returns the URL after it (no
+/// trailing `/`); on the way, hands every other line to `seen`.
+pub fn announced(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    marker: &str,
+    mut seen: impl FnMut(&str),
+) -> String {
+    loop {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("the gateway ended before announcing {marker:?}"))
+            .expect("stderr line");
+        match line.split(marker).nth(1) {
+            Some(rest) => {
+                let url = rest.split_whitespace().next().expect("url");
+                break url.trim_end_matches('/').to_owned();
+            }
+            None => seen(&line),
+        }
+    }
+}
+
+/// A `toolsearch serve --http 127.0.0.1:0` child and the URL it announced (and the operator's
+/// listener's, with `--metrics`).
 pub struct HttpGateway {
     pub child: std::process::Child,
     pub url: String,
+    pub ops_url: Option<String>,
 }
 
 impl HttpGateway {
@@ -117,10 +144,16 @@ impl HttpGateway {
 
     /// `serve --http` with extra environment variables (client tokens).
     pub fn start_with(config: &std::path::Path, env: &[(&str, &str)]) -> Self {
+        Self::start_args(config, &[], env)
+    }
+
+    /// `serve --http` with extra arguments and environment variables.
+    pub fn start_args(config: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Self {
         use std::io::BufRead;
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"))
             .args(["serve", "--http", "127.0.0.1:0", "--config"])
             .arg(config)
+            .args(args)
             .envs(env.iter().copied())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -129,18 +162,19 @@ impl HttpGateway {
             .expect("spawn serve --http");
         let stderr = child.stderr.take().expect("stderr");
         let mut lines = std::io::BufReader::new(stderr).lines();
-        let url = loop {
-            let line = lines
-                .next()
-                .expect("serve --http printed its address")
-                .expect("stderr line");
-            if let Some(rest) = line.split("serving MCP on ").nth(1) {
-                break rest.split_whitespace().next().expect("url").to_owned();
+        let mut ops_url = None;
+        let url = announced(&mut lines, "serving MCP on ", |line| {
+            if let Some(rest) = line.split(OPS_ANNOUNCED).nth(1) {
+                ops_url = Some(rest.trim().trim_end_matches('/').to_owned());
             }
-        };
+        }) + "/";
         // Keep draining stderr so the gateway never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
-        Self { child, url }
+        Self {
+            child,
+            url,
+            ops_url,
+        }
     }
 }
 

@@ -68,6 +68,9 @@ pub(super) async fn supervise(
             }
             backoff = (backoff * 2).min(MAX_BACKOFF);
         }
+        if !first && let Some(g) = gateway.upgrade() {
+            g.metrics.restarted(&name);
+        }
         first = false;
         let result = tokio::select! {
             _ = stop.cancelled() => return,

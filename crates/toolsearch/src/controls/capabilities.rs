@@ -3,9 +3,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::Context;
 use super::args::{object, pointer};
 use super::discover::MAX_QUERY_CHARS;
+use super::{Context, Searched};
 use crate::catalog::Directory;
 use crate::config::{SearchMethod, Settings};
 use crate::error::ToolError;
@@ -40,7 +40,7 @@ fn unavailable(e: impl std::fmt::Display) -> ToolError {
 pub(super) fn search_capabilities(
     ctx: &Context<'_>,
     arguments: &Value,
-) -> Result<String, ToolError> {
+) -> Result<(String, Searched), ToolError> {
     let (dir, settings) = (ctx.dir, ctx.settings);
     let name = &settings.names.search_capabilities;
     let obj = object(
@@ -98,12 +98,16 @@ pub(super) fn search_capabilities(
             })
             .collect(),
     };
+    let searched = Searched {
+        method,
+        found: !tools.is_empty() || !skill_hits.is_empty(),
+    };
     // Drop the lowest-ranked tools until the response fits the byte budget.
     let mut n = tools.len();
     loop {
         let out = render(dir, &tools[..n], &skill_hits);
         if out.len() <= settings.max_search_bytes || n == 0 {
-            return Ok(out);
+            return Ok((out, searched));
         }
         n -= 1;
     }

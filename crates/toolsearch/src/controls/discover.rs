@@ -4,8 +4,8 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::Context;
 use super::args::{object, opt_str, opt_uint, pointer};
+use super::{Context, Searched};
 use crate::catalog::{Directory, Schema, ToolId};
 use crate::config::{SearchMethod, Settings};
 use crate::error::ToolError;
@@ -122,7 +122,10 @@ fn parse_limit(
 }
 
 /// `discover_tools`.
-pub(super) fn discover(ctx: &Context<'_>, arguments: &Value) -> Result<String, ToolError> {
+pub(super) fn discover(
+    ctx: &Context<'_>,
+    arguments: &Value,
+) -> Result<(String, Searched), ToolError> {
     let settings = ctx.settings;
     let name = &settings.names.discover;
     let obj = object(
@@ -148,7 +151,10 @@ pub(super) fn discover(ctx: &Context<'_>, arguments: &Value) -> Result<String, T
 
 /// `search_proxy_tools` (toolproxy surface): full entries only, keywords matched on names,
 /// descriptions and group names.
-pub(super) fn search_proxy(ctx: &Context<'_>, arguments: &Value) -> Result<String, ToolError> {
+pub(super) fn search_proxy(
+    ctx: &Context<'_>,
+    arguments: &Value,
+) -> Result<(String, Searched), ToolError> {
     let settings = ctx.settings;
     let name = &settings.names.search_proxy;
     let obj = object(name, arguments, &["query", "group", "limit", "offset"])?;
@@ -175,7 +181,7 @@ pub(super) fn list(ctx: &Context<'_>, arguments: &Value) -> Result<String, ToolE
     .unwrap_or(Detail::Summary);
     let limit = parse_limit(obj, settings)?;
     let offset = opt_uint(obj, "offset")?.unwrap_or(0);
-    search_page(ctx, "", group, detail, limit, offset, ALL_FIELDS)
+    search_page(ctx, "", group, detail, limit, offset, ALL_FIELDS).map(|(json, _)| json)
 }
 
 fn search_page(
@@ -186,7 +192,7 @@ fn search_page(
     limit: Option<usize>,
     offset: usize,
     fields: u8,
-) -> Result<String, ToolError> {
+) -> Result<(String, Searched), ToolError> {
     let (dir, settings) = (ctx.dir, ctx.settings);
     let view = ctx.view();
     let scope = match group {
@@ -258,18 +264,23 @@ fn search_page(
             budget,
         )
     };
-    match detail {
+    let searched = Searched {
+        method,
+        found: ranked.total > 0,
+    };
+    let json = match detail {
         Detail::Summary => summary(&page_ids),
         Detail::Full => full(&page_ids, full_limit, budget),
         Detail::Auto => {
             let single_exact =
                 ranked.total == 1 && offset == 0 && ranked.hits.first().is_some_and(|h| h.exact);
-            if single_exact && let Ok(json) = full(&page_ids, 1, budget.min(AUTO_FULL_MAX_BYTES)) {
-                return Ok(json);
-            }
-            summary(&page_ids)
+            let expanded = single_exact
+                .then(|| full(&page_ids, 1, budget.min(AUTO_FULL_MAX_BYTES)).ok())
+                .flatten();
+            expanded.map_or_else(|| summary(&page_ids), Ok)
         }
-    }
+    }?;
+    Ok((json, searched))
 }
 
 /// The search failed for a reason the model cannot fix (no model, an endpoint down).

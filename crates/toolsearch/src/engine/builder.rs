@@ -10,7 +10,7 @@ use crate::catalog::{Directory, DirectoryError, SourceTools};
 use crate::codeact::CodeRunner;
 use crate::config::RateLimit;
 use crate::config::{SearchMethod, Settings};
-use crate::dispatch::{Approval, AuditSink, CallInfo, CallPath, RateLimiter};
+use crate::dispatch::{Approval, AuditSink, CallInfo, CallPath, Observer, RateLimiter};
 use crate::exec::Session;
 use crate::policy::{Policy, ToolGlobs};
 use crate::search::SearchIndex;
@@ -47,6 +47,7 @@ pub struct EngineBuilder {
     policy: Policy,
     rate: Option<RateLimit>,
     audit: Option<AuditSink>,
+    observer: Option<Arc<dyn Observer>>,
 }
 
 impl EngineBuilder {
@@ -67,6 +68,12 @@ impl EngineBuilder {
     /// Hands an [`AuditRecord`](crate::dispatch::AuditRecord) of every tool call to `sink`.
     pub fn audit(mut self, sink: AuditSink) -> Self {
         self.audit = Some(sink);
+        self
+    }
+
+    /// Tells `observer` of every tool call and every search (the gateway's metrics).
+    pub fn observer(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.observer = Some(observer);
         self
     }
 
@@ -204,6 +211,7 @@ impl EngineBuilder {
             policy: self.policy,
             rate: self.rate.map(RateLimiter::new),
             audit: self.audit,
+            observer: self.observer,
         })
     }
 }

@@ -89,7 +89,11 @@ impl Engine {
         let mut outcome = runner.run(job, &host).await;
         explain_missing_main(main_call_line, &mut outcome);
         let (json, is_error) = outcome_json(&outcome);
-        ControlOutput { json, is_error }
+        ControlOutput {
+            json,
+            is_error,
+            searched: None,
+        }
     }
 
     /// The name of the surface's call control (what a program's caller should use instead).

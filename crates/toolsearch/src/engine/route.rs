@@ -13,7 +13,7 @@ use crate::catalog::View;
 use crate::config::Surface;
 use crate::controls::{self, Control, ControlOutput, args};
 use crate::dispatch::call::Target;
-use crate::dispatch::{AuditRecord, CALLER_PATH};
+use crate::dispatch::{AuditRecord, CALLER_PATH, CallEvent, SearchEvent};
 use crate::error::ToolError;
 use crate::exec::{CallResult, Session};
 use crate::policy::CLIENT_PATH;
@@ -80,9 +80,18 @@ impl Answer {
     }
 }
 
+/// What a call reached, for its audit record and its event: a call control's target as
+/// asked (`known` when it exists), else the name called.
+struct Reached {
+    group: Option<String>,
+    tool: String,
+    /// The tool (or control) exists: only then do its names label a metric.
+    known: bool,
+}
+
 impl Engine {
-    /// One tool call: the caller's rate limit, the answer, and its audit record (refused
-    /// calls are recorded too).
+    /// One tool call: the caller's rate limit, the answer, its audit record and its events
+    /// (refused calls are recorded too).
     pub(super) async fn call(
         &self,
         session: &Arc<Session>,
@@ -91,10 +100,8 @@ impl Engine {
         arguments: Value,
     ) -> Answer {
         let started = Instant::now();
-        let target = self
-            .audit
-            .as_ref()
-            .map(|_| self.audit_target(name, &arguments));
+        let reached = (self.audit.is_some() || self.observer.is_some())
+            .then(|| self.reached(name, &arguments));
         let answer = match self.rate.as_ref().map(|r| r.take(session)) {
             Some(Err(wait)) => {
                 let ms = wait.as_millis().max(1) as u64;
@@ -107,7 +114,35 @@ impl Engine {
             }
             _ => self.answer(session, caller, name, arguments).await,
         };
-        if let (Some(sink), Some((group, tool))) = (&self.audit, target) {
+        let Some(reached) = reached else {
+            return answer;
+        };
+        let elapsed = started.elapsed();
+        let outcome = answer.outcome();
+        if let Some(observer) = &self.observer {
+            if let Answer::Control(ControlOutput {
+                searched: Some(s), ..
+            }) = &answer
+            {
+                observer.search(&SearchEvent {
+                    control: name,
+                    method: s.method,
+                    found: s.found,
+                });
+            }
+            let (group, tool) = if reached.known {
+                (reached.group.as_deref(), reached.tool.as_str())
+            } else {
+                (None, "")
+            };
+            observer.call(&CallEvent {
+                group,
+                tool,
+                outcome: &outcome,
+                elapsed,
+            });
+        }
+        if let Some(sink) = &self.audit {
             let client = session
                 .context(CLIENT_PATH)
                 .or_else(|| session.context(CALLER_PATH))
@@ -115,35 +150,63 @@ impl Engine {
             sink.record(&AuditRecord {
                 ts: SystemTime::now(),
                 client,
-                group,
-                tool,
-                outcome: answer.outcome(),
-                ms: started.elapsed().as_secs_f64() * 1000.0,
+                group: reached.group,
+                tool: reached.tool,
+                outcome,
+                ms: elapsed.as_secs_f64() * 1000.0,
             });
         }
         answer
     }
 
-    /// What an audit record names: a call control's target (as asked), else the name called.
-    fn audit_target(&self, name: &str, arguments: &Value) -> (Option<String>, String) {
+    /// What a call reached: a call control's target (as asked), a grouped tool called by its
+    /// canonical name, else the name called.
+    fn reached(&self, name: &str, arguments: &Value) -> Reached {
         let text = |key: &str| {
             arguments
                 .get(key)
                 .and_then(Value::as_str)
                 .map(str::to_owned)
         };
+        let snap = self.snapshot();
+        let dir = snap.directory();
+        let grouped = |id: u32| Reached {
+            group: Some(dir.group_of(id).name.clone()),
+            tool: dir.tool(id).name.clone(),
+            known: true,
+        };
         match controls::control_for(&self.settings, name) {
             Some(Control::Invoke) => {
                 let id = text("toolId").unwrap_or_default();
-                let snap = self.snapshot();
-                let dir = snap.directory();
                 match dir.tool_by_canonical(&id) {
-                    Some(t) => (Some(dir.group_of(t).name.clone()), dir.tool(t).name.clone()),
-                    None => (None, id),
+                    Some(t) => grouped(t),
+                    None => Reached {
+                        group: None,
+                        tool: id,
+                        known: false,
+                    },
                 }
             }
-            Some(c) if c.is_call() => (text("group"), text("tool").unwrap_or_default()),
-            _ => (None, name.to_owned()),
+            Some(c) if c.is_call() => {
+                let (group, tool) = (text("group"), text("tool").unwrap_or_default());
+                let known = group
+                    .as_deref()
+                    .is_some_and(|g| dir.tool_id(g, &tool).is_some());
+                Reached { group, tool, known }
+            }
+            Some(_) => Reached {
+                group: None,
+                tool: name.to_owned(),
+                known: true,
+            },
+            None => match dir.tool_by_canonical(name) {
+                Some(t) if self.settings.surface == Surface::Capabilities => grouped(t),
+                _ => Reached {
+                    group: None,
+                    tool: name.to_owned(),
+                    known: dir.direct().iter().any(|d| d.def.name == name),
+                },
+            },
         }
     }
 

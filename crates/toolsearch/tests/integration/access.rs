@@ -9,7 +9,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolsearch::config::{PolicyRule, RateLimit};
-use toolsearch::dispatch::{AuditRecord, AuditSink, CALLER_PATH, Toolset};
+use toolsearch::dispatch::{
+    AuditRecord, AuditSink, CALLER_PATH, CallEvent, Observer, SearchEvent, Toolset,
+};
 use toolsearch::exec::{
     ApprovalAnswer, ApprovalRequest, Approver, BoxFuture, Session, with_approver,
 };
@@ -280,4 +282,90 @@ async fn the_rate_limit_is_per_caller_and_every_call_is_audited() {
         ]
     );
     assert!(records.iter().all(|r| r.ms >= 0.0));
+}
+
+/// Remembers the engine's events as `(group, tool, outcome)` and `(control, method, found)`.
+#[derive(Debug, Default)]
+struct Events {
+    calls: Mutex<Vec<(Option<String>, String, String)>>,
+    searches: Mutex<Vec<(String, &'static str, bool)>>,
+}
+
+impl Observer for Events {
+    fn call(&self, e: &CallEvent<'_>) {
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        calls.push((
+            e.group.map(str::to_owned),
+            e.tool.to_owned(),
+            e.outcome.to_owned(),
+        ));
+    }
+
+    fn search(&self, e: &SearchEvent<'_>) {
+        let mut searches = self.searches.lock().unwrap_or_else(|p| p.into_inner());
+        searches.push((e.control.to_owned(), e.method.as_str(), e.found));
+    }
+}
+
+#[tokio::test]
+async fn an_observer_hears_each_call_and_search_with_only_names_that_exist() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let events = Arc::new(Events::default());
+    let observer = events.clone();
+    let e = engine(|b| b.observer(observer), &ran);
+    let s = caller("alice");
+    assert_eq!(call(&e, &s, "get_invoice", 7).await["invoice"], 7);
+    assert_eq!(
+        call(&e, &s, "no_such_tool_secret", 1).await["error"],
+        "unknown_tool"
+    );
+    let _ = e
+        .handle_in(
+            &s,
+            "call_tool",
+            json!({"group": "billing", "tool": "get_invoice", "arguments": {}}),
+        )
+        .await;
+    for query in ["refund a payment", "xylophone", ""] {
+        let _ = e
+            .handle_in(&s, "discover_tools", json!({"query": query}))
+            .await;
+    }
+    let _ = e.handle_in(&s, "list_tool_groups", json!({})).await;
+    let _ = e.handle_in(&s, "made_up_control", json!({})).await;
+
+    let calls = events
+        .calls
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    let billing = || Some("billing".to_owned());
+    assert_eq!(
+        calls,
+        [
+            (billing(), "get_invoice".into(), "ok".into()),
+            (None, String::new(), "unknown_tool".into()),
+            (billing(), "get_invoice".into(), "invalid_arguments".into()),
+            (None, "discover_tools".into(), "ok".into()),
+            (None, "discover_tools".into(), "ok".into()),
+            (None, "discover_tools".into(), "ok".into()),
+            (None, "list_tool_groups".into(), "ok".into()),
+            (None, String::new(), "unknown_tool".into()),
+        ]
+    );
+    let searches = events
+        .searches
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    let method = e.settings().method.as_str();
+    assert_eq!(
+        searches,
+        [
+            ("discover_tools".to_owned(), method, true),
+            ("discover_tools".to_owned(), method, false),
+            // An empty query browses, by the keyword rules.
+            ("discover_tools".to_owned(), "keyword", true),
+        ]
+    );
 }

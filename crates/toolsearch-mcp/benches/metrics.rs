@@ -1,0 +1,104 @@
+//! What the gateway's metrics cost: `call_tool` through an engine that reports every call and
+//! search to [`Metrics`] against the same engine without an observer (the peer), both in one
+//! run on one current-thread runtime, alternated; then rendering `/metrics` with a thousand
+//! tools' series.
+//!
+//! `cargo bench -p toolsearch-mcp --bench metrics` prints medians and the difference.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use toolsearch::dispatch::Toolset;
+use toolsearch::{Engine, GroupSpec};
+use toolsearch_mcp::Metrics;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[derive(Deserialize, JsonSchema)]
+struct Lookup {
+    /// Numeric customer ID.
+    customer_id: u64,
+}
+
+fn engine(metrics: Option<Arc<Metrics>>, tools: usize) -> Engine {
+    let mut set = Toolset::new();
+    for i in 0..tools {
+        set = set.tool(
+            &format!("customer_name_{i}"),
+            "Look up a customer's display name.",
+            |a: Lookup| async move { Ok(json!({"name": "Ada", "id": a.customer_id})) },
+        );
+    }
+    let mut b = Engine::builder().source(set.into_group("crm", GroupSpec::new("crm", "Customers")));
+    if let Some(m) = metrics {
+        b = b.observer(m);
+    }
+    b.build().expect("valid")
+}
+
+fn median(mut f: impl FnMut(), n: usize) -> Duration {
+    for _ in 0..n / 10 {
+        f();
+    }
+    let mut t: Vec<Duration> = (0..n)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed()
+        })
+        .collect();
+    t.sort();
+    t[n / 2]
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let envelope =
+        json!({"group": "crm", "tool": "customer_name_0", "arguments": {"customer_id": 42}});
+    let plain = engine(None, 1);
+    let observed = engine(Some(Arc::new(Metrics::default())), 1);
+    let call = |e: &Engine| {
+        black_box(rt.block_on(e.handle("call_tool", envelope.clone())));
+    };
+    // Alternate the two, so that drift of the machine touches both alike.
+    let (mut without, mut with) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        without.push(median(|| call(&plain), 40_000));
+        with.push(median(|| call(&observed), 40_000));
+    }
+    without.sort();
+    with.sort();
+    let (without, with) = (without[2], with[2]);
+    println!("| path | median |");
+    println!("|---|---|");
+    println!("| call_tool, engine without an observer (peer) | {without:.2?} |");
+    println!("| call_tool, engine reporting to Metrics | {with:.2?} |");
+    println!(
+        "| the metrics' share of a call | {:.2?} |",
+        with.saturating_sub(without)
+    );
+
+    let many = Arc::new(Metrics::default());
+    let e = engine(Some(many.clone()), 1000);
+    for i in 0..1000 {
+        let envelope = json!({"group": "crm", "tool": format!("customer_name_{i}"), "arguments": {"customer_id": i}});
+        rt.block_on(e.handle("call_tool", envelope));
+    }
+    let sources = [("crm", true)];
+    let bytes = many.render(sources, false).len();
+    let render = median(
+        || {
+            black_box(many.render(sources, false));
+        },
+        200,
+    );
+    println!("| render /metrics after 1,000 tools were called ({bytes} bytes) | {render:.2?} |");
+}

@@ -1,0 +1,48 @@
+//! What the engine tells an observer (the gateway's metrics) about the calls it answers: one
+//! event per tool call and one per search a discovery control ran. Every label an event carries
+//! is bounded by the catalog and the contract — a tool or group is named only when it exists,
+//! outcomes are `ok`, `tool_error` or an error code, methods are the four search methods —
+//! never a query, an argument value, or a name as a caller spelled it.
+
+use std::time::Duration;
+
+use crate::config::SearchMethod;
+
+/// One tool call the engine answered: the same calls as the audit log's records.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct CallEvent<'a> {
+    /// The group of the tool a call control reached; `None` for a control answered by itself,
+    /// a direct tool, or a call that named no existing tool.
+    pub group: Option<&'a str>,
+    /// The tool reached (a call control's target), or the control or direct tool called; `""`
+    /// when the call named no tool or control that exists.
+    pub tool: &'a str,
+    /// `ok`, `tool_error` (the tool answered an error), or the error code of a call that did
+    /// not run or finish.
+    pub outcome: &'a str,
+    /// How long it took.
+    pub elapsed: Duration,
+}
+
+/// One search a discovery control ran (`discover_tools`, `search_proxy_tools`,
+/// `search_capabilities`) and answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SearchEvent<'a> {
+    /// The control's name as the surface shows it.
+    pub control: &'a str,
+    /// The method that ranked (an empty query browses, by the keyword rules).
+    pub method: SearchMethod,
+    /// Whether it found anything (for `search_capabilities`: a tool or a skill).
+    pub found: bool,
+}
+
+/// Receives the engine's events. Called on the call's task, after the answer is made: keep it
+/// cheap (count, do not block).
+pub trait Observer: Send + Sync + std::fmt::Debug {
+    /// A tool call was answered.
+    fn call(&self, event: &CallEvent<'_>);
+    /// A discovery control searched.
+    fn search(&self, event: &SearchEvent<'_>);
+}
