@@ -6,7 +6,7 @@
 //! every request must carry `Authorization: Bearer <token>` (the scheme in any case, as RFC 9110
 //! allows; the token compared in constant time).
 //!
-//! In front of rmcp's service (each connection sets `TCP_NODELAY`, see [`crate::accept`]): a
+//! In front of rmcp's service (each connection sets `TCP_NODELAY`, see `accept`): a
 //! POST body that is not a JSON-RPC message is answered `400` with the JSON-RPC error
 //! the specification gives (`-32700` parse error, `-32600` invalid request; see
 //! `jsonrpc`) instead of rmcp's `415`; a body over [`MAX_BODY_BYTES`] gets `413` with a
