@@ -55,6 +55,16 @@ where
     addr
 }
 
+/// A tool list of one tool without arguments.
+fn one_tool(name: &'static str, description: &'static str) -> ListToolsResult {
+    let schema =
+        serde_json::from_value(json!({"type": "object", "properties": {}})).expect("schema");
+    ListToolsResult {
+        tools: vec![Tool::new(name, description, Arc::new(schema))],
+        ..ListToolsResult::default()
+    }
+}
+
 /// An upstream whose tool `whoami` answers `tenant=<X-Tenant-ID>;run=<X-Run-ID>`.
 #[derive(Clone)]
 pub struct Whoami;
@@ -69,16 +79,10 @@ impl ServerHandler for Whoami {
         _r: Option<PaginatedRequestParams>,
         _c: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let schema =
-            serde_json::from_value(json!({"type": "object", "properties": {}})).expect("schema");
-        Ok(ListToolsResult {
-            tools: vec![Tool::new(
-                "whoami",
-                "Tell which tenant and run the request belongs to.",
-                Arc::new(schema),
-            )],
-            ..ListToolsResult::default()
-        })
+        Ok(one_tool(
+            "whoami",
+            "Tell which tenant and run the request belongs to.",
+        ))
     }
 
     async fn call_tool(
@@ -140,6 +144,51 @@ impl ServerHandler for Counter {
         let n = self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
         Ok(CallToolResponse::Complete(CallToolResult::success(vec![
             ContentBlock::text(format!("calls={n}")),
+        ])))
+    }
+}
+
+/// An upstream whose one tool, `trace`, answers with the trace context its call carried:
+/// `header=<traceparent header>;meta=<_meta.traceparent>` (`-` for none).
+#[derive(Debug, Clone, Default)]
+pub struct TraceEcho;
+
+impl ServerHandler for TraceEcho {
+    fn get_info(&self) -> rmcp::model::InitializeResult {
+        rmcp::model::InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(one_tool(
+            "trace",
+            "Tell which trace context the call carried.",
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        use rmcp::model::RequestParamsMeta;
+        let header = context
+            .extensions
+            .get::<Parts>()
+            .and_then(|p| p.headers.get("traceparent"))
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-")
+            .to_owned();
+        let meta = request
+            .traceparent()
+            .or(context.meta.get_traceparent())
+            .unwrap_or("-")
+            .to_owned();
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+            ContentBlock::text(format!("header={header};meta={meta}")),
         ])))
     }
 }

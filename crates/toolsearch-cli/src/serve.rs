@@ -13,6 +13,7 @@ use clap::Args;
 use rmcp::ServiceExt;
 use toolsearch::config::load_config;
 use toolsearch_mcp::http::{HttpOptions, serve_http};
+use toolsearch_mcp::telemetry::Telemetry;
 use toolsearch_mcp::{Authenticator, Gateway, GatewayServer, serve_ops};
 
 #[derive(Debug, Args)]
@@ -38,8 +39,14 @@ const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8848";
 const TOKEN_VAR: &str = "TOOLSEARCH_HTTP_TOKEN";
 
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
-    crate::init_logging();
     let config = load_config(&crate::config_path(a.config))?;
+    // Traces are exported from the SDK's own thread, by a blocking client: started before the
+    // runtime, shut down (the last spans flushed) after it.
+    let telemetry = match &config.telemetry {
+        Some(t) => Some(Telemetry::start(t)?),
+        None => None,
+    };
+    crate::init_logging_with(telemetry.as_ref());
     let address = |flag: &str, addr: &Option<String>, example: &str| match addr {
         Some(a) => match a.parse::<std::net::SocketAddr>() {
             Ok(a) => Ok(Some(a)),
@@ -61,7 +68,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     let session_limits = (config.max_http_sessions, config.http_session_idle);
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let mut signals = Signals::new().context("installing signal handlers")?;
         // Upstreams connect in the background: the client's `initialize` is answered at once.
         let options = crate::wiring::gateway_options(&config).await?;
@@ -118,7 +125,12 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         gateway.shutdown().await;
         Ok(ExitCode::SUCCESS)
-    })
+    });
+    drop(runtime);
+    if let Some(t) = telemetry {
+        t.shutdown();
+    }
+    served
 }
 
 /// SIGTERM, SIGINT and SIGHUP, installed before anything is started.

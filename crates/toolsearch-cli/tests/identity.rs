@@ -10,7 +10,7 @@ mod common;
 #[path = "../../../tests/support/rmcp_http.rs"]
 mod rmcp_http;
 
-use common::{HttpGateway, root, run_python, run_python_with, temp_dir};
+use common::{HttpGateway, root, run_python, run_python_with, runtime, temp_dir};
 
 const ALICE: &str = "alice-token-7f3a";
 const BOB: &str = "bob-token-91c2";
@@ -85,11 +85,7 @@ description = "Says which tenant is asking"
 
 #[test]
 fn callers_see_their_own_catalogs_and_carry_their_own_context() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = runtime();
     let whoami = rt.block_on(rmcp_http::serve_rmcp_http(|| rmcp_http::Whoami));
     let dir = temp_dir("identity");
     let d = dir.display().to_string();

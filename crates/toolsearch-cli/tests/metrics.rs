@@ -14,7 +14,9 @@ use serde_json::{Map, Value, json};
 
 mod common;
 
-use common::{HttpGateway, OPS_ANNOUNCED, announced, root, run_python, temp_dir, wait_until};
+use common::{
+    HttpGateway, OPS_ANNOUNCED, announced, root, run_python, runtime, temp_dir, wait_until,
+};
 
 const TOKEN: &str = "metrics-test-token-5d1e";
 
@@ -99,14 +101,6 @@ fn object(v: Value) -> Map<String, Value> {
         Value::Object(m) => m,
         _ => unreachable!("an object literal"),
     }
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime")
 }
 
 #[test]

@@ -3,9 +3,10 @@
 // Layers, bottom to top; each module imports only the ones above it in this list
 // (docs/architecture.md; `crates/toolsearch/tests/layers.rs` checks there is no circle).
 //   secrets, convert, jsonrpc — `${env:NAME}` expansion, rmcp ↔ engine types, JSON-RPC errors
+//   trace_context             — W3C trace context: from a request, on to upstreams
 //   upstream                  — one upstream MCP server: connect (stdio, HTTP), list, call
 //   auth                      — who is calling: client tokens and JWTs → the caller's identity
-//   audit, metrics            — the audit log file; Prometheus metrics
+//   audit, metrics, telemetry — the audit log file; Prometheus metrics; OTLP traces
 //   gateway                   — every source behind one engine, supervised
 //   passthrough               — upstream resources and prompts under source-scoped names
 //   server                    — the MCP server a client talks to
@@ -28,6 +29,8 @@ pub mod scrape;
 mod secrets;
 mod server;
 pub mod stdio;
+pub mod telemetry;
+pub mod trace_context;
 pub mod upstream;
 
 pub use auth::{Authenticator, CallerIdentity};

@@ -8,20 +8,21 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
     GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    SubscriptionFilter,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, RequestParamsMeta,
+    ServerCapabilities, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::{CancellationToken, DropGuard};
 use toolsearch::exec::{Approver, Session, with_approver};
+use tracing::Instrument;
 
 use crate::approval::{self, Answered, Elicit};
 use crate::auth::CallerIdentity;
 use crate::convert;
 use crate::metrics::SessionGuard;
-use crate::{Gateway, passthrough};
+use crate::{Gateway, passthrough, trace_context};
 
 /// The MCP methods rmcp parses into typed requests: one that arrives as a custom request failed
 /// to parse, so its params are invalid (JSON-RPC -32602), not its method unknown (-32601).
@@ -124,6 +125,61 @@ impl GatewayServer {
             ));
         }
         Ok(bound.session.clone())
+    }
+
+    /// Answers one `tools/call` (inside its span, with the caller's trace context set).
+    async fn answer_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let session = self.session(&context)?;
+        let engine = self.gateway.engine();
+        let arguments = match request.arguments {
+            Some(m) => Value::Object(m),
+            None => Value::Null,
+        };
+        if !engine.asks_for_approval() {
+            let result = engine.handle_in(&session, &request.name, arguments).await;
+            return Ok(CallToolResponse::Complete(convert::mcp_result(&result)));
+        }
+        let can_ask = approval::can_elicit(context.client_capabilities().as_ref());
+        let between_requests = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let approver: Option<Arc<dyn Approver>> = match (can_ask, between_requests) {
+            (false, _) => None,
+            (true, false) => Some(Arc::new(Elicit::new(context.peer.clone()))),
+            (true, true) => match engine.approval_request(&session, &request.name, &arguments) {
+                None => Some(Arc::new(Answered::none(approval::NOT_ASKED))),
+                Some(asked) => {
+                    let caller = caller_key(&context);
+                    let waiting = self.gateway.waiting();
+                    match waiting.answer(
+                        request.request_state.as_deref(),
+                        request.input_responses.as_ref(),
+                        caller,
+                        &asked,
+                    ) {
+                        Some(answer) => Some(Arc::new(Answered::new(asked, &answer))),
+                        None => match waiting.ask(caller, asked) {
+                            Some(question) => {
+                                return Ok(CallToolResponse::InputRequired(question));
+                            }
+                            None => Some(Arc::new(Answered::none(
+                                "too many approval questions are waiting for an answer; try again later",
+                            ))),
+                        },
+                    }
+                }
+            },
+        };
+        let call = engine.handle_in(&session, &request.name, arguments);
+        let result = match approver {
+            Some(a) => with_approver(a, call).await,
+            None => call.await,
+        };
+        Ok(CallToolResponse::Complete(convert::mcp_result(&result)))
     }
 }
 
@@ -326,52 +382,16 @@ impl ServerHandler for GatewayServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let session = self.session(&context)?;
-        let engine = self.gateway.engine();
-        let arguments = match request.arguments {
-            Some(m) => Value::Object(m),
-            None => Value::Null,
-        };
-        if !engine.asks_for_approval() {
-            let result = engine.handle_in(&session, &request.name, arguments).await;
-            return Ok(CallToolResponse::Complete(convert::mcp_result(&result)));
-        }
-        let can_ask = approval::can_elicit(context.client_capabilities().as_ref());
-        let between_requests = context
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        let approver: Option<Arc<dyn Approver>> = match (can_ask, between_requests) {
-            (false, _) => None,
-            (true, false) => Some(Arc::new(Elicit::new(context.peer.clone()))),
-            (true, true) => match engine.approval_request(&session, &request.name, &arguments) {
-                None => Some(Arc::new(Answered::none(approval::NOT_ASKED))),
-                Some(asked) => {
-                    let caller = caller_key(&context);
-                    let waiting = self.gateway.waiting();
-                    match waiting.answer(
-                        request.request_state.as_deref(),
-                        request.input_responses.as_ref(),
-                        caller,
-                        &asked,
-                    ) {
-                        Some(answer) => Some(Arc::new(Answered::new(asked, &answer))),
-                        None => match waiting.ask(caller, asked) {
-                            Some(question) => {
-                                return Ok(CallToolResponse::InputRequired(question));
-                            }
-                            None => Some(Arc::new(Answered::none(
-                                "too many approval questions are waiting for an answer; try again later",
-                            ))),
-                        },
-                    }
-                }
-            },
-        };
-        let call = engine.handle_in(&session, &request.name, arguments);
-        let result = match approver {
-            Some(a) => with_approver(a, call).await,
-            None => call.await,
-        };
-        Ok(CallToolResponse::Complete(convert::mcp_result(&result)))
+        // The caller's trace goes on through the gateway (`_meta` first, else the header).
+        let parent = trace_context::incoming(
+            request.traceparent().or(context.meta.get_traceparent()),
+            context
+                .extensions
+                .get::<http::request::Parts>()
+                .map(|p| &p.headers),
+        );
+        let span = tracing::info_span!("tools/call", otel.kind = "server", tool = %request.name);
+        trace_context::set_parent(&span, parent.as_deref());
+        trace_context::scoped(parent, self.answer_call(request, context).instrument(span)).await
     }
 }

@@ -9,6 +9,7 @@ mod search;
 mod settings;
 mod settings_file;
 mod source;
+mod telemetry;
 
 pub use access::{
     AccessConfig, ClientConfig, JWT_ALGORITHMS, JwksSource, JwtConfig, PolicyRule, RateLimit,
@@ -22,6 +23,7 @@ pub use search::{
 };
 pub use settings::{ControlNames, Settings};
 pub use source::{SourceConfig, SourceKind};
+pub use telemetry::{DEFAULT_SERVICE_NAME, TelemetryConfig};
 
 /// Which model-facing surface is served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, RequestParamsMeta};
 use serde_json::{Map, Value};
 use toolsearch::exec::{BoxFuture, CallResult, ExecError, Executor, Session};
+use tracing::Instrument;
 
 use super::Upstream;
 use super::cause::{describe, is_unreachable, root_cause};
@@ -58,11 +59,27 @@ impl Executor for UpstreamExecutor {
                     upstream.name
                 )));
             };
-            let params = CallToolRequestParams::new(tool).with_arguments(arguments);
-            // Dropped unanswered (the call timed out or was cancelled): the supervisor pings.
-            let mut guard = AbandonGuard(Some(&upstream));
-            let answer = peer.call_tool(params).await;
-            guard.0 = None;
+            let span = tracing::info_span!(
+                "upstream tools/call",
+                otel.kind = "client",
+                upstream = %upstream.name,
+                tool = %tool
+            );
+            let answer = async {
+                // The trace goes on to the upstream, under this span.
+                let mut params = CallToolRequestParams::new(tool).with_arguments(arguments);
+                if let Some(tp) = crate::trace_context::outgoing() {
+                    params.set_traceparent(&tp);
+                }
+                // Dropped unanswered (the call timed out or was cancelled): the supervisor
+                // pings.
+                let mut guard = AbandonGuard(Some(&upstream));
+                let answer = peer.call_tool(params).await;
+                guard.0 = None;
+                answer
+            }
+            .instrument(span)
+            .await;
             match answer {
                 Ok(result) => Ok(convert::call_result(&result)),
                 Err(e) if e.is_authorization_required() || e.auth_challenge().is_some() => {

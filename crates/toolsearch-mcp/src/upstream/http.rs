@@ -11,6 +11,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use super::cause::{describe, is_unreachable, root_cause};
 use super::{CONNECT_TIMEOUT, Running, UpstreamClient, UpstreamError};
 use crate::secrets::expand;
+use crate::trace_context::TracingClient;
 
 /// Installs rustls' ring provider once (reqwest is built without a default provider); call it
 /// before building a `reqwest::Client` yourself.
@@ -24,7 +25,7 @@ pub fn install_crypto_provider() {
 fn transport(
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, UpstreamError> {
+) -> Result<StreamableHttpClientTransport<TracingClient>, UpstreamError> {
     install_crypto_provider();
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     let mut custom = HashMap::new();
@@ -48,7 +49,10 @@ fn transport(
     let client = reqwest::Client::builder()
         .build()
         .map_err(UpstreamError::HttpClient)?;
-    Ok(StreamableHttpClientTransport::with_client(client, config))
+    Ok(StreamableHttpClientTransport::with_client(
+        TracingClient(client),
+        config,
+    ))
 }
 
 /// Connects to `url` with `headers` (the source's own, plus a session's context headers).

@@ -16,6 +16,7 @@ use super::access_file::access;
 use super::raw::RawConfig;
 use super::settings_file::settings;
 use super::source::{SourceConfig, validate_source};
+use super::telemetry::TelemetryConfig;
 
 /// A validated gateway config.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -41,6 +42,8 @@ pub struct Config {
     /// Callers and what they may do: `[[client]]`, `[auth.jwt]`, `[[policy]]`, `[approval]`,
     /// `[limits] rate`, `[audit]`.
     pub access: AccessConfig,
+    /// `[telemetry]`: where OpenTelemetry traces go; none: no traces are recorded.
+    pub telemetry: Option<TelemetryConfig>,
 }
 
 /// Why a config could not be used.
@@ -169,6 +172,10 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
             Some(base.join(s))
         })
         .collect();
+    let telemetry = raw
+        .telemetry
+        .take()
+        .and_then(|t| super::telemetry::telemetry(t, problems));
     Config {
         settings,
         sources,
@@ -178,6 +185,7 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
         http_session_idle,
         skills,
         access,
+        telemetry,
     }
 }
 

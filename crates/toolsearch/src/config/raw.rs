@@ -23,6 +23,7 @@ pub(super) struct RawConfig {
     pub(super) policy: Vec<RawPolicy>,
     pub(super) approval: Option<RawApproval>,
     pub(super) audit: Option<RawAudit>,
+    pub(super) telemetry: Option<RawTelemetry>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -194,4 +195,11 @@ pub(super) struct RawSource {
     pub(super) instructions: Option<Vec<String>>,
     pub(super) presentation: Option<String>,
     pub(super) codeact: Option<RawCodeActTools>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTelemetry {
+    pub(super) otlp_endpoint: Option<String>,
+    pub(super) service_name: Option<String>,
 }

@@ -1,0 +1,266 @@
+//! W3C trace context through the gateway. A `tools/call` request's `traceparent` — from its
+//! `_meta` (SEP-414), else from the HTTP request's `traceparent` header — becomes the parent
+//! of the gateway's `tools/call` span; a call sent on to an upstream carries the trace on: in
+//! its `_meta` for every upstream and, for an HTTP upstream, in the `traceparent` header too
+//! (`TracingClient`). With traces recorded (`[telemetry]`) what is sent on names the
+//! gateway's own span as the parent; without, the caller's `traceparent` is passed on as it
+//! came, so the trace still joins up across the gateway.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures_util::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use opentelemetry::propagation::TextMapPropagator;
+use opentelemetry::trace::TraceContextExt;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestParamsMeta};
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use sse_stream::Sse;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+/// The header (and `_meta` key) of the W3C trace context.
+pub const TRACEPARENT: &str = "traceparent";
+
+tokio::task_local! {
+    /// The caller's `traceparent` while its call runs.
+    static INCOMING: Option<String>;
+}
+
+/// Sets the global propagator to W3C trace context.
+pub(crate) fn install_propagator() {
+    opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+}
+
+/// `value` when it is a well-formed `traceparent` (version `00`, non-zero ids), else `None`: a
+/// malformed one is ignored, never passed on.
+pub fn valid_traceparent(value: &str) -> Option<&str> {
+    let value = value.trim();
+    let parts: Vec<&str> = value.split('-').collect();
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let ok = parts.len() == 4
+        && parts[0] == "00"
+        && hex(parts[1], 32)
+        && hex(parts[2], 16)
+        && hex(parts[3], 2)
+        && parts[1].bytes().any(|b| b != b'0')
+        && parts[2].bytes().any(|b| b != b'0')
+        && !value.bytes().any(|b| b.is_ascii_uppercase());
+    ok.then_some(value)
+}
+
+/// The caller's `traceparent`: the request's `_meta` first, else the HTTP header.
+pub(crate) fn incoming(meta: Option<&str>, headers: Option<&http::HeaderMap>) -> Option<String> {
+    meta.and_then(valid_traceparent)
+        .or_else(|| {
+            headers?
+                .get(TRACEPARENT)
+                .and_then(|v| v.to_str().ok())
+                .and_then(valid_traceparent)
+        })
+        .map(str::to_owned)
+}
+
+/// Makes `traceparent` the parent of `span` (when traces are recorded; otherwise a no-op).
+pub(crate) fn set_parent(span: &tracing::Span, traceparent: Option<&str>) {
+    let Some(tp) = traceparent else { return };
+    let carrier = HashMap::from([(TRACEPARENT.to_owned(), tp.to_owned())]);
+    let cx = TraceContextPropagator::new().extract(&carrier);
+    let _ = span.set_parent(cx);
+}
+
+/// Runs `f` with `traceparent` as the caller's, for [`outgoing`].
+pub(crate) async fn scoped<F: Future>(traceparent: Option<String>, f: F) -> F::Output {
+    INCOMING.scope(traceparent, f).await
+}
+
+/// The `traceparent` to send with a call made now: the current span's when traces are
+/// recorded, else the caller's as it came (if any).
+pub(crate) fn outgoing() -> Option<String> {
+    let cx = tracing::Span::current().context();
+    if cx.span().span_context().is_valid() {
+        let mut carrier = HashMap::new();
+        TraceContextPropagator::new().inject_context(&cx, &mut carrier);
+        if let Some(tp) = carrier.remove(TRACEPARENT) {
+            return Some(tp);
+        }
+    }
+    INCOMING.try_with(Clone::clone).ok().flatten()
+}
+
+/// The `traceparent` a message's `_meta` carries (requests with params only).
+fn message_traceparent(message: &ClientJsonRpcMessage) -> Option<String> {
+    let ClientJsonRpcMessage::Request(r) = message else {
+        return None;
+    };
+    match &r.request {
+        ClientRequest::CallToolRequest(c) => c.params.traceparent().map(str::to_owned),
+        _ => None,
+    }
+}
+
+/// reqwest's streamable HTTP client, adding the `traceparent` header to a `tools/call` POST
+/// whose `_meta` carries one.
+#[derive(Debug, Clone)]
+pub(crate) struct TracingClient(pub reqwest::Client);
+
+fn with_traceparent(
+    message: &ClientJsonRpcMessage,
+    mut headers: HashMap<HeaderName, HeaderValue>,
+) -> HashMap<HeaderName, HeaderValue> {
+    if let Some(v) = message_traceparent(message).and_then(|tp| HeaderValue::from_str(&tp).ok()) {
+        headers.insert(HeaderName::from_static(TRACEPARENT), v);
+    }
+    headers
+}
+
+type PostResult = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
+type StreamResult =
+    Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>;
+
+impl StreamableHttpClient for TracingClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> PostResult {
+        let headers = with_traceparent(&message, custom_headers);
+        self.0
+            .post_message(uri, message, session_id, auth_header, headers)
+            .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> PostResult {
+        let headers = with_traceparent(&message, custom_headers);
+        self.0
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> PostResult {
+        let headers = with_traceparent(&message, custom_headers);
+        self.0
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                headers,
+                limits,
+            )
+            .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.0
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> StreamResult {
+        self.0
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> StreamResult {
+        self.0
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_well_formed_traceparents_are_taken() {
+        let good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        assert_eq!(valid_traceparent(good), Some(good));
+        for bad in [
+            "",
+            "garbage",
+            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+        ] {
+            assert_eq!(valid_traceparent(bad), None, "{bad}");
+        }
+        let mut headers = http::HeaderMap::new();
+        headers.insert(TRACEPARENT, HeaderValue::from_static(good));
+        assert_eq!(incoming(None, Some(&headers)).as_deref(), Some(good));
+        assert_eq!(
+            incoming(Some("garbage"), Some(&headers)).as_deref(),
+            Some(good),
+            "a malformed _meta value falls back to the header"
+        );
+        let other = "00-11111111111111111111111111111111-2222222222222222-00";
+        assert_eq!(
+            incoming(Some(other), Some(&headers)).as_deref(),
+            Some(other)
+        );
+    }
+}
