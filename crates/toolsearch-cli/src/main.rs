@@ -2,6 +2,7 @@
 
 mod check;
 mod control;
+mod reload;
 mod retrieval;
 mod serve;
 mod table;

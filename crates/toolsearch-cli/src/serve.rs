@@ -1,13 +1,14 @@
 //! `toolsearch serve`: the MCP gateway over stdio or streamable HTTP.
 //!
 //! Signals, on both transports: SIGTERM and SIGINT close every session and every upstream
-//! (stdio children and what they started are ended) and exit 0; SIGHUP is reserved for
-//! reloading the config and, until that exists, is logged and ignored.
+//! (stdio children and what they started are ended) and exit 0; SIGHUP re-reads the config
+//! (see [`crate::reload`]).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use crate::reload::Reloader;
 use anyhow::{Context, bail};
 use clap::Args;
 use rmcp::ServiceExt;
@@ -39,7 +40,8 @@ const DEFAULT_HTTP_ADDR: &str = "127.0.0.1:8848";
 const TOKEN_VAR: &str = "TOOLSEARCH_HTTP_TOKEN";
 
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
-    let config = load_config(&crate::config_path(a.config))?;
+    let path = crate::config_path(a.config);
+    let config = load_config(&path)?;
     // Traces are exported from the SDK's own thread, by a blocking client: started before the
     // runtime, shut down (the last spans flushed) after it.
     let telemetry = match &config.telemetry {
@@ -72,10 +74,13 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         let mut signals = Signals::new().context("installing signal handlers")?;
         // Upstreams connect in the background: the client's `initialize` is answered at once.
         let options = crate::wiring::gateway_options(&config).await?;
+        let watch = config.watch;
         let gateway = Gateway::launch(config, options).await?;
         for (source, problem) in gateway.context_problems() {
             tracing::warn!(%source, "{problem}");
         }
+        let reloader = Reloader::new(gateway.clone(), path, watch);
+        let watcher = reloader.spawn_watch();
         let ops = match metrics {
             Some(addr) => {
                 let ops = serve_ops(gateway.clone(), addr)
@@ -98,8 +103,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             }
             let server = serve_http(gateway.clone(), options).await.with_context(|| format!("listening on {addr}"))?;
             eprintln!("toolsearch: serving MCP on http://{}/ (streamable HTTP)", server.local_addr);
-            let signal = signals.next_stop().await;
+            let signal = signals.next_stop(&reloader).await;
             tracing::info!(signal, "shutting down");
+            watcher.abort();
             server.shutdown().await;
             if let Some(ops) = ops {
                 ops.shutdown().await;
@@ -115,11 +121,12 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         let cancel = server.cancellation_token();
         tokio::select! {
             quit = server.waiting() => tracing::info!(?quit, "downstream session ended"),
-            signal = signals.next_stop() => {
+            signal = signals.next_stop(&reloader) => {
                 tracing::info!(signal, "shutting down");
                 cancel.cancel();
             }
         }
+        watcher.abort();
         if let Some(ops) = ops {
             ops.shutdown().await;
         }
@@ -150,15 +157,13 @@ impl Signals {
         })
     }
 
-    /// Waits for SIGTERM or SIGINT and names it; SIGHUP is logged and ignored.
-    async fn next_stop(&mut self) -> &'static str {
+    /// Waits for SIGTERM or SIGINT and names it; each SIGHUP meanwhile reloads the config.
+    async fn next_stop(&mut self, reloader: &Reloader) -> &'static str {
         loop {
             tokio::select! {
                 _ = self.term.recv() => return "SIGTERM",
                 _ = self.int.recv() => return "SIGINT",
-                _ = self.hup.recv() => {
-                    tracing::warn!("SIGHUP received: reloading the config is not supported yet; still serving");
-                }
+                _ = self.hup.recv() => reloader.reload("SIGHUP").await,
             }
         }
     }

@@ -78,7 +78,7 @@ async fn stdio_stop(sig: &str) {
     let pending = tokio::spawn(async move { peer.call_tool(sleep_call()).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
 
-    // SIGHUP is reserved for reloading: logged, and the gateway keeps serving.
+    // SIGHUP reloads the (unchanged) config: the gateway keeps serving.
     signal(gateway, "HUP");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(alive(gateway), "SIGHUP must not kill the gateway");
@@ -135,7 +135,7 @@ fn http_stop(sig: &str) {
     let gateway = http.child.id();
     let upstreams = upstream_children(gateway, 1);
 
-    // SIGHUP is reserved for reloading: the gateway logs it and keeps serving.
+    // SIGHUP reloads the (unchanged) config: the gateway keeps serving.
     signal(gateway, "HUP");
     std::thread::sleep(Duration::from_millis(300));
     assert!(alive(gateway), "SIGHUP must not kill the gateway");

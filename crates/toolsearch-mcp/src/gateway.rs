@@ -10,6 +10,7 @@
 //! answer `unavailable` until it is ready. [`Gateway::start`] also waits for every source to
 //! settle (connected or failed), as `toolsearch check` and library users want.
 
+mod reload;
 mod source;
 mod supervise;
 
@@ -27,8 +28,9 @@ use toolsearch::{Engine, EngineError, SourceTools, ToolDef};
 
 use crate::approval::Waiting;
 use crate::metrics::Metrics;
-use crate::upstream::Upstream;
-use source::{Origin, SourceState, load_catalog_source};
+use crate::upstream::{Upstream, UpstreamEvent};
+pub use reload::{ReloadError, Reloaded};
+use source::{Origin, SourceState};
 use supervise::{follow, supervise};
 
 /// First wait before restarting a failed upstream; doubles up to [`MAX_BACKOFF`].
@@ -142,6 +144,13 @@ pub struct Gateway {
     waiting: Waiting,
     /// What `/metrics` shows.
     metrics: Arc<Metrics>,
+    /// Where new upstreams send their change events (sources added by a reload).
+    events: mpsc::UnboundedSender<UpstreamEvent>,
+    /// The running config's sections other than `[[source]]` (its `sources` empty): a reload
+    /// that changes them is refused (see `reload`).
+    running: Mutex<Config>,
+    /// One reload at a time.
+    reloading: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -173,27 +182,12 @@ impl Gateway {
         options: GatewayOptions,
     ) -> Result<Arc<Self>, GatewayError> {
         let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let stop = CancellationToken::new();
+        let mut running = config.clone();
+        running.sources = Vec::new();
         let mut states = Vec::new();
         for sc in config.sources {
-            let origin = match &sc.kind {
-                SourceKind::Catalog { path } => Origin::Catalog(load_catalog_source(&sc, path)?),
-                SourceKind::Stdio { .. } | SourceKind::Http { .. } => Origin::Upstream {
-                    upstream: Arc::new(Upstream::new(&sc.name, sc.kind.clone(), events_tx.clone())),
-                    tools: Vec::new(),
-                },
-                _ => return Err(GatewayError::Unsupported(sc.name.clone())),
-            };
-            let connecting = matches!(origin, Origin::Upstream { .. });
-            states.push(SourceState {
-                config: sc,
-                origin,
-                status: if connecting {
-                    Err(CONNECTING.to_owned())
-                } else {
-                    Ok(())
-                },
-                connecting,
-            });
+            states.push(SourceState::new(sc, &events_tx, &stop)?);
         }
         let all: Vec<SourceTools> = states.iter().flat_map(SourceState::sources).collect();
         let metrics = Arc::new(Metrics::default());
@@ -243,21 +237,23 @@ impl Gateway {
             engine: Arc::new(engine),
             access: config.access,
             states: Mutex::new(states),
-            stop: CancellationToken::new(),
+            stop,
             settling: watch::Sender::new(connecting),
             resources_changed: watch::Sender::new(0),
             prompts_changed: watch::Sender::new(0),
             waiting: Waiting::default(),
             metrics,
+            events: events_tx,
+            running: Mutex::new(running),
+            reloading: tokio::sync::Mutex::new(()),
         });
         tokio::spawn(follow(Arc::downgrade(&gateway), events_rx));
-        for (name, upstream) in gateway.upstreams() {
-            tokio::spawn(supervise(
-                Arc::downgrade(&gateway),
-                name,
-                upstream,
-                gateway.stop.clone(),
-            ));
+        let supervised: Vec<_> = lock(&gateway.states)
+            .iter()
+            .filter_map(SourceState::supervised)
+            .collect();
+        for (name, upstream, stop) in supervised {
+            tokio::spawn(supervise(Arc::downgrade(&gateway), name, upstream, stop));
         }
         Ok(gateway)
     }
@@ -433,20 +429,25 @@ impl Gateway {
 
     /// Applies `change` to one source's state, then swaps in a new snapshot.
     fn update(&self, name: &str, change: impl FnOnce(&mut SourceState)) {
-        let all = {
+        {
             let mut states = lock(&self.states);
             let Some(state) = states.iter_mut().find(|s| s.config.name == name) else {
                 return;
             };
             change(state);
-            states
-                .iter()
-                .flat_map(SourceState::sources)
-                .collect::<Vec<_>>()
-        };
-        if let Err(e) = self.engine.reload(all) {
+        }
+        if let Err(e) = self.rebuild() {
             tracing::error!(source = %name, error = %e, "new tool list rejected; keeping the previous snapshot");
         }
+    }
+
+    /// Swaps in a snapshot of every source as it stands.
+    fn rebuild(&self) -> Result<(), EngineError> {
+        let all: Vec<SourceTools> = lock(&self.states)
+            .iter()
+            .flat_map(SourceState::sources)
+            .collect();
+        self.engine.reload(all)
     }
 
     /// A re-listing of a connected upstream's tools.

@@ -139,6 +139,13 @@ impl Engine {
         &self.session
     }
 
+    /// Whether `sources` would be accepted by [`reload`](Self::reload) (a valid catalog, no
+    /// name clash with the controls), without swapping anything in.
+    pub fn check(&self, sources: Vec<SourceTools>) -> Result<(), EngineError> {
+        let dir = Directory::build(sources)?;
+        check_clashes(&self.settings, &dir)
+    }
+
     /// Replaces the snapshot with one built from `sources` (the next call sees it).
     /// Whether the model-facing tool list changed, it is announced to
     /// [`subscribe_tool_changes`](Self::subscribe_tool_changes).

@@ -144,6 +144,8 @@ pub struct HttpGateway {
     pub child: std::process::Child,
     pub url: String,
     pub ops_url: Option<String>,
+    /// Every stderr line after the announcement, as it comes.
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl HttpGateway {
@@ -178,12 +180,27 @@ impl HttpGateway {
             }
         }) + "/";
         // Keep draining stderr so the gateway never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                sink.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+            }
+        });
         Self {
             child,
             url,
             ops_url,
+            log,
         }
+    }
+}
+
+impl HttpGateway {
+    /// The stderr lines so far that contain `needle`.
+    pub fn logged(&self, needle: &str) -> Vec<String> {
+        let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        log.iter().filter(|l| l.contains(needle)).cloned().collect()
     }
 }
 

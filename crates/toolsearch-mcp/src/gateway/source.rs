@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use toolsearch::ToolDef;
 use toolsearch::catalog::{GroupSpec, SourceTools, load_catalog_file};
-use toolsearch::config::SourceConfig;
+use toolsearch::config::{SourceConfig, SourceKind};
 
-use super::GatewayError;
-use crate::upstream::{Upstream, UpstreamExecutor};
+use super::{CONNECTING, GatewayError};
+use crate::upstream::{Upstream, UpstreamEvent, UpstreamExecutor};
 
 pub(super) enum Origin {
     /// A static catalog: its sources never change.
@@ -25,9 +27,57 @@ pub(super) struct SourceState {
     pub(super) origin: Origin,
     pub(super) status: Result<(), String>,
     pub(super) connecting: bool,
+    /// Stops this source's supervisor (a child of the gateway's stop): cancelled when a
+    /// reload removes or replaces the source.
+    pub(super) stop: CancellationToken,
 }
 
 impl SourceState {
+    /// A source as configured: a static catalog loaded now, or an upstream not yet connected
+    /// (its supervisor connects it).
+    pub(super) fn new(
+        config: SourceConfig,
+        events: &mpsc::UnboundedSender<UpstreamEvent>,
+        gateway_stop: &CancellationToken,
+    ) -> Result<Self, GatewayError> {
+        let origin = match &config.kind {
+            SourceKind::Catalog { path } => Origin::Catalog(load_catalog_source(&config, path)?),
+            SourceKind::Stdio { .. } | SourceKind::Http { .. } => Origin::Upstream {
+                upstream: Arc::new(Upstream::new(
+                    &config.name,
+                    config.kind.clone(),
+                    events.clone(),
+                )),
+                tools: Vec::new(),
+            },
+            _ => return Err(GatewayError::Unsupported(config.name.clone())),
+        };
+        let connecting = matches!(origin, Origin::Upstream { .. });
+        Ok(Self {
+            config,
+            origin,
+            status: if connecting {
+                Err(CONNECTING.to_owned())
+            } else {
+                Ok(())
+            },
+            connecting,
+            stop: gateway_stop.child_token(),
+        })
+    }
+
+    /// What a supervisor needs, for an upstream: its name, the upstream, its stop token.
+    pub(super) fn supervised(&self) -> Option<(String, Arc<Upstream>, CancellationToken)> {
+        match &self.origin {
+            Origin::Upstream { upstream, .. } => Some((
+                self.config.name.clone(),
+                upstream.clone(),
+                self.stop.clone(),
+            )),
+            Origin::Catalog(_) => None,
+        }
+    }
+
     /// The source as the engine sees it now.
     pub(super) fn sources(&self) -> Vec<SourceTools> {
         match &self.origin {

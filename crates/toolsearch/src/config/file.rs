@@ -44,6 +44,8 @@ pub struct Config {
     pub access: AccessConfig,
     /// `[telemetry]`: where OpenTelemetry traces go; none: no traces are recorded.
     pub telemetry: Option<TelemetryConfig>,
+    /// `[reload] watch`: re-read the file when it changes (as on SIGHUP); default false.
+    pub watch: bool,
 }
 
 /// Why a config could not be used.
@@ -186,6 +188,7 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
         skills,
         access,
         telemetry,
+        watch: raw.reload.and_then(|r| r.watch).unwrap_or(false),
     }
 }
 

@@ -24,6 +24,7 @@ pub(super) struct RawConfig {
     pub(super) approval: Option<RawApproval>,
     pub(super) audit: Option<RawAudit>,
     pub(super) telemetry: Option<RawTelemetry>,
+    pub(super) reload: Option<RawReload>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -202,4 +203,10 @@ pub(super) struct RawSource {
 pub(super) struct RawTelemetry {
     pub(super) otlp_endpoint: Option<String>,
     pub(super) service_name: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawReload {
+    pub(super) watch: Option<bool>,
 }
