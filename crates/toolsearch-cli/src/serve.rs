@@ -14,6 +14,7 @@ use clap::Args;
 use rmcp::ServiceExt;
 use toolsearch::config::load_config;
 use toolsearch_mcp::http::{HttpOptions, serve_http};
+use toolsearch_mcp::replica::replica_name_problem;
 use toolsearch_mcp::telemetry::Telemetry;
 use toolsearch_mcp::{Authenticator, Gateway, GatewayServer, serve_ops};
 
@@ -32,6 +33,10 @@ pub struct ServeArgs {
     /// over HTTP it keeps the metrics off the MCP listener.
     #[arg(long, value_name = "ADDR")]
     metrics: Option<String>,
+    /// With --http: this replica's name (lowercase letters, digits, '-'), the prefix of its
+    /// session ids, by which a load balancer keeps a session on its replica (docs/deploy.md).
+    #[arg(long, value_name = "NAME")]
+    replica: Option<String>,
 }
 
 /// Where `--http` listens without an address.
@@ -58,6 +63,12 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let http = address("http", &a.http, DEFAULT_HTTP_ADDR)?;
     let metrics = address("metrics", &a.metrics, "127.0.0.1:9464")?;
+    if let Some(problem) = a.replica.as_deref().and_then(replica_name_problem) {
+        bail!("--replica: {problem}");
+    }
+    if a.replica.is_some() && http.is_none() {
+        bail!("--replica names an HTTP replica; it needs --http");
+    }
     // Over stdio there is one client: a single-threaded runtime avoids a cross-core hand-off
     // per message (measured in BENCHMARKS.md). HTTP serves many sessions on all cores.
     let mut builder = if http.is_some() {
@@ -97,7 +108,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 .context("setting up authentication")?;
             let options = HttpOptions::new(addr)
                 .with_auth(auth.map(Arc::new))
-                .with_session_limits(session_limits.0, session_limits.1);
+                .with_session_limits(session_limits.0, session_limits.1)
+                .with_replica(a.replica.clone());
             if options.auth.is_none() && !addr.ip().is_loopback() {
                 tracing::warn!(%addr, "serving beyond loopback without [[client]], [auth.jwt] or {TOKEN_VAR}: anyone who can reach it can call every tool");
             }

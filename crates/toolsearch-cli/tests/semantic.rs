@@ -5,28 +5,9 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
 
-fn model_dir() -> Option<String> {
-    let dir = std::env::var_os("TOOLSEARCH_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/models/all-MiniLM-L6-v2"));
-    if dir.join("model.safetensors").is_file() {
-        return Some(dir.display().to_string());
-    }
-    assert!(
-        std::env::var("TOOLSEARCH_REQUIRE_MODEL").as_deref() != Ok("1"),
-        "the model is required but {} has none",
-        dir.display()
-    );
-    eprintln!(
-        "skipped: no model at {} (run scripts/fetch-model)",
-        dir.display()
-    );
-    None
-}
+use common::{model_dir, root};
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("toolsearch-cli-sem-{}-{name}", std::process::id()));

@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::accept::{HttpResponse, spawn_accept_loop};
 use crate::auth::Authenticator;
+use crate::replica::ReplicaSessions;
 use crate::{Gateway, GatewayServer, jsonrpc};
 
 /// Where the protected-resource metadata (RFC 9728) is served.
@@ -58,6 +59,8 @@ pub struct HttpOptions {
     /// Who may call, and who each caller is (`[[client]]`, `[auth.jwt]`): every request needs a
     /// valid bearer token, and its caller's identity becomes its session's context.
     pub auth: Option<Arc<Authenticator>>,
+    /// This replica's name, the prefix of its session ids (see [`crate::replica`]).
+    pub replica: Option<String>,
 }
 
 /// Default of [`HttpOptions::max_sessions`]: an open session holds ~160 KB here (BENCHMARKS.md),
@@ -76,7 +79,15 @@ impl HttpOptions {
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle: DEFAULT_SESSION_IDLE,
             auth: None,
+            replica: None,
         }
+    }
+
+    /// Names this replica: its session ids start with `<name>.` (checked with
+    /// [`replica_name_problem`](crate::replica::replica_name_problem)).
+    pub fn with_replica(mut self, name: Option<String>) -> Self {
+        self.replica = name;
+        self
     }
 
     /// Authenticates every request with `auth`.
@@ -309,7 +320,7 @@ pub async fn serve_http(
     let factory_gateway = gateway.clone();
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(options.session_idle);
-    let sessions = Arc::new(manager);
+    let sessions = Arc::new(ReplicaSessions::new(manager, options.replica.as_deref()));
     let max_sessions = options.max_sessions;
     let service = Arc::new(StreamableHttpService::new(
         move || Ok(GatewayServer::new(factory_gateway.clone())),
@@ -376,7 +387,7 @@ pub async fn serve_http(
                     Ok((bytes, opens_session)) => {
                         if opens_session
                             && !parts.headers.contains_key("mcp-session-id")
-                            && sessions.sessions.read().await.len() >= max_sessions
+                            && sessions.len().await >= max_sessions
                         {
                             return Ok(too_many_sessions(max_sessions));
                         }

@@ -11,6 +11,7 @@
 //   passthrough               — upstream resources and prompts under source-scoped names
 //   server                    — the MCP server a client talks to
 //   accept, health, scrape    — the accept loop; the probes and `/metrics` over HTTP
+//   replica                   — session ids naming their replica (behind a load balancer)
 //   stdio, http, ops          — the transports the server is served on; the operator's listener
 
 mod accept;
@@ -25,6 +26,7 @@ mod jsonrpc;
 pub mod metrics;
 pub mod ops;
 mod passthrough;
+pub mod replica;
 pub mod scrape;
 mod secrets;
 mod server;

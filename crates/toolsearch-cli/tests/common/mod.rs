@@ -8,6 +8,28 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The embedding model's folder (`$TOOLSEARCH_MODEL`, else the one `scripts/fetch-model`
+/// writes), when the model is there; its absence fails under `TOOLSEARCH_REQUIRE_MODEL=1` (as
+/// `.ci/run` sets) and is otherwise a skip, said on stderr.
+pub fn model_dir() -> Option<String> {
+    let dir = std::env::var_os("TOOLSEARCH_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/models/all-MiniLM-L6-v2"));
+    if dir.join("model.safetensors").is_file() {
+        return Some(dir.display().to_string());
+    }
+    assert!(
+        std::env::var("TOOLSEARCH_REQUIRE_MODEL").as_deref() != Ok("1"),
+        "the model is required but {} has none",
+        dir.display()
+    );
+    eprintln!(
+        "skipped: no model at {} (run scripts/fetch-model)",
+        dir.display()
+    );
+    None
+}
+
 /// A two-worker Tokio runtime for a test's clients and in-process upstreams.
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
