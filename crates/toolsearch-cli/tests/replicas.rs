@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 mod common;
 
-use common::{HttpGateway, model_dir, root, run_python, runtime, temp_dir};
+use common::{HttpGateway, model_dir, root, run_python, runtime, signal, temp_dir};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -98,7 +98,8 @@ impl Nginx {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        // SIGTERM: the master stops its workers (SIGKILL would leave them running).
+        signal(self.child.id(), "TERM");
         let _ = self.child.wait();
     }
 }
