@@ -56,11 +56,11 @@ pub(crate) fn answer(method: &Method, headers: &HeaderMap, gateway: &Gateway) ->
         return r;
     }
     let openmetrics = wants_openmetrics(headers);
-    let body = gateway.render_metrics(openmetrics);
+    // A HEAD gets the headers only: nothing is rendered for it.
     let body = if method == Method::HEAD {
         String::new()
     } else {
-        body
+        gateway.render_metrics(openmetrics)
     };
     let content_type = if openmetrics {
         OPENMETRICS_TEXT

@@ -92,16 +92,21 @@ impl Gateway {
         let mut report = Reloaded::default();
         let mut fresh: Vec<Option<SourceState>> = Vec::with_capacity(wanted.len());
         for sc in &wanted {
-            let known = current.iter().find(|c| c.name == sc.name);
-            match known {
-                Some(c) if c == sc => report.unchanged.push(sc.name.clone()),
-                Some(_) => report.restarted.push(sc.name.clone()),
-                None => report.added.push(sc.name.clone()),
-            }
-            fresh.push(match known {
-                Some(c) if c == sc => None,
-                _ => Some(SourceState::new(sc.clone(), &self.events, &self.stop)?),
-            });
+            let list = match current.iter().find(|c| c.name == sc.name) {
+                Some(c) if c == sc => {
+                    report.unchanged.push(sc.name.clone());
+                    fresh.push(None);
+                    continue;
+                }
+                Some(_) => &mut report.restarted,
+                None => &mut report.added,
+            };
+            list.push(sc.name.clone());
+            fresh.push(Some(SourceState::new(
+                sc.clone(),
+                &self.events,
+                &self.stop,
+            )?));
         }
         report.removed = current
             .iter()
