@@ -1,6 +1,8 @@
 //! The gateway's cost on the wire. A real rmcp client over stdio:
 //! - `call_tool` → server-everything's `echo` through `toolsearch serve`, against the same
-//!   client calling the same upstream directly (the peer);
+//!   client calling the same upstream directly (the peer) and a line through `cat` (the floor
+//!   of any process hop), interleaved call by call; with `TOOLSEARCH_BENCH_BASELINE` set to
+//!   another `toolsearch` binary (an older build), that one too, in the same run;
 //! - `discover_tools` through `toolsearch serve` with ToolBench (2,479 tools) as a static
 //!   source, against the same call answered in-process by the engine.
 //!
@@ -48,6 +50,18 @@ async fn median_of(
     args: Value,
 ) -> Duration {
     let params = CallToolRequestParams::new(name.to_owned()).with_arguments(object(args));
+    // A gateway connects its upstreams in the background: wait until the tool answers.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while client
+        .call_tool(params.clone())
+        .await
+        .expect("call")
+        .is_error
+        == Some(true)
+    {
+        assert!(Instant::now() < deadline, "{name} never became callable");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     for _ in 0..n / 10 {
         client.call_tool(params.clone()).await.expect("call");
     }
@@ -62,34 +76,131 @@ async fn median_of(
     times[n / 2]
 }
 
-/// Median round trip of one short line through a `cat` child process over pipes.
-async fn pipe_round_trip(n: usize) -> Duration {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let mut child = tokio::process::Command::new("cat")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("cat");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    let mut times = Vec::with_capacity(n);
-    for i in 0..n + n / 10 {
+/// A `cat` child process over pipes: the floor of any extra process hop.
+struct Cat {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::BufReader<tokio::process::ChildStdout>,
+    line: String,
+}
+
+impl Cat {
+    fn spawn() -> Self {
+        let mut child = tokio::process::Command::new("cat")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("cat");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout"));
+        Self {
+            child,
+            stdin,
+            stdout,
+            line: String::new(),
+        }
+    }
+
+    /// One short line to `cat` and back.
+    async fn round_trip(&mut self) -> Duration {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
         let t = Instant::now();
-        stdin
+        self.stdin
             .write_all(b"{\"jsonrpc\":\"2.0\"}\n")
             .await
             .expect("write");
-        line.clear();
-        stdout.read_line(&mut line).await.expect("read");
-        if i >= n / 10 {
-            times.push(t.elapsed());
+        self.line.clear();
+        self.stdout.read_line(&mut self.line).await.expect("read");
+        t.elapsed()
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// The stdio hop: the direct call, the `cat` floor and each gateway, interleaved call by call
+/// (so the machine's drift hits them alike; the gateways' order turns), in `rounds` rounds of
+/// `n`. Prints a row per round
+/// and the gateways' share (measured − direct − floor).
+async fn hop_rounds(
+    rounds: usize,
+    n: usize,
+    direct: &RunningService<RoleClient, ()>,
+    gateways: &[(&str, &RunningService<RoleClient, ()>)],
+) {
+    let echo = object(json!({"message": "benchmark"}));
+    let plain = CallToolRequestParams::new("echo").with_arguments(echo.clone());
+    let proxied = CallToolRequestParams::new("call_tool").with_arguments(object(
+        json!({"group": "everything", "tool": "echo", "arguments": echo}),
+    ));
+    for (_, g) in gateways {
+        // A gateway connects its upstreams in the background: wait until the tool answers.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while g.call_tool(proxied.clone()).await.expect("call").is_error == Some(true) {
+            assert!(Instant::now() < deadline, "the gateway never reached echo");
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
-    drop(stdin);
-    let _ = child.wait().await;
-    times.sort();
-    times[n / 2]
+    let mut cat = Cat::spawn();
+    let mut header = "| round | direct (peer) | `cat` floor |".to_owned();
+    for (name, _) in gateways {
+        header += &format!(" through {name} | share |");
+    }
+    println!("{header}");
+    println!("|{}", "---|".repeat(3 + 2 * gateways.len()));
+    let mut shares: Vec<Vec<f64>> = vec![Vec::new(); gateways.len()];
+    for round in 0..rounds {
+        let (mut d, mut f) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut g: Vec<Vec<Duration>> = vec![Vec::with_capacity(n); gateways.len()];
+        for i in 0..n + n / 10 {
+            let warm = i < n / 10;
+            let t = Instant::now();
+            let r = direct.call_tool(plain.clone()).await.expect("call");
+            let took = t.elapsed();
+            assert!(r.is_error != Some(true), "{r:?}");
+            let hop = cat.round_trip().await;
+            if !warm {
+                d.push(took);
+                f.push(hop);
+            }
+            // Each gateway goes first in turn, so none always follows the other.
+            for j in 0..gateways.len() {
+                let k = (i + j) % gateways.len();
+                let gw = gateways[k].1;
+                let t = Instant::now();
+                let r = gw.call_tool(proxied.clone()).await.expect("call");
+                let took = t.elapsed();
+                assert!(r.is_error != Some(true), "{r:?}");
+                if !warm {
+                    g[k].push(took);
+                }
+            }
+        }
+        let (d, f) = (us(median(d)), us(median(f)));
+        let mut row = format!("| {} | {d:.1} µs | {f:.1} µs |", round + 1);
+        for (k, times) in g.into_iter().enumerate() {
+            let through = us(median(times));
+            let share = through - d - f;
+            shares[k].push(share);
+            row += &format!(" {through:.1} µs ({:.2}×) | {share:.1} µs |", through / d);
+        }
+        println!("{row}");
+    }
+    if let [(base, _), (current, _)] = gateways {
+        let ratios: Vec<f64> = shares[1]
+            .iter()
+            .zip(&shares[0])
+            .map(|(c, b)| c / b)
+            .collect();
+        println!("share of {current} / share of {base}, per round: {ratios:.2?}");
+    }
+    let _ = cat.child.kill().await;
 }
 
 fn main() {
@@ -116,23 +227,36 @@ fn main() {
         let mut direct_cmd = tokio::process::Command::new("node");
         direct_cmd.arg(everything_js());
         let direct = spawn(direct_cmd).await;
-        let mut gw_cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"));
-        gw_cmd.args(["serve", "--config"]).arg(&config);
-        let gateway = spawn(gw_cmd).await;
+        let serve = |bin: &str| {
+            let mut cmd = tokio::process::Command::new(bin);
+            cmd.args(["serve", "--config"]).arg(&config);
+            spawn(cmd)
+        };
+        let gateway = serve(env!("CARGO_BIN_EXE_toolsearch")).await;
+        // Another build to compare with in the same run (the share before a change).
+        let baseline = match std::env::var("TOOLSEARCH_BENCH_BASELINE") {
+            Ok(bin) => Some(serve(&bin).await),
+            Err(_) => None,
+        };
+        let mut gateways = Vec::new();
+        if let Some(b) = &baseline {
+            gateways.push(("the baseline's `toolsearch serve`", b));
+        }
+        gateways.push(("`toolsearch serve` (stdio)", &gateway));
 
         let n = 2000;
+        println!("The stdio hop: `call_tool` → server-everything's `echo`; medians of {n} per round");
+        println!();
+        hop_rounds(3, n, &direct, &gateways).await;
+        if let Some(b) = baseline {
+            b.cancel().await.expect("close");
+        }
+        println!();
         let echo = json!({"message": "benchmark"});
         let plain = median_of(n, &direct, "echo", echo.clone()).await;
-        let through = median_of(n, &gateway, "call_tool", json!({"group": "everything", "tool": "echo", "arguments": echo})).await;
         println!("| round trip (median of {n}) | time | vs direct |");
         println!("|---|---|---|");
         println!("| echo on server-everything, rmcp client over stdio, direct (peer) | {plain:.1?} | 1.00x |");
-        println!("| call_tool → echo through `toolsearch serve` (stdio, a second process hop) | {through:.1?} | {:.2}x |", through.as_secs_f64() / plain.as_secs_f64());
-
-        // The floor of any extra process hop here: one line through `cat` and back over pipes.
-        let hop = pipe_round_trip(n).await;
-        println!("| floor: one line to `cat` and back over pipes (no MCP at all) | {hop:.1?} | |");
-        println!("| through `toolsearch serve`, lower bound: direct + that floor | {:.1?} | {:.2}x |", plain + hop, (plain + hop).as_secs_f64() / plain.as_secs_f64());
 
         // The same gateway in-process: no extra process hop, so what remains is the gateway's
         // own work (validation, dispatch, conversion) on top of the same upstream hop.

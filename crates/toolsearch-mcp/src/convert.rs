@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, MetaObject, Tool};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use toolsearch::ToolDef;
 use toolsearch::ToolDefinition;
@@ -57,9 +58,25 @@ pub fn call_result(result: &CallToolResult) -> CallResult {
 /// 2026-07-28 requires (clients on it reject a result without one); rmcp's server handler
 /// removes the field for a client that negotiated an older protocol.
 pub fn mcp_result(result: &CallResult) -> CallToolResult {
-    let json = serde_json::to_value(result).unwrap_or(Value::Null);
-    let mut out: CallToolResult = serde_json::from_value(json).unwrap_or_else(|e| {
-        CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+    // Each block read straight from the engine's JSON, without a copy of the whole result.
+    let parts = || -> Result<CallToolResult, serde_json::Error> {
+        let content = result
+            .content
+            .iter()
+            .map(ContentBlock::deserialize)
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut out = CallToolResult::success(content);
+        out.structured_content = result.structured_content.clone();
+        out.is_error = Some(result.is_error);
+        out.meta = result
+            .meta
+            .as_ref()
+            .map(MetaObject::deserialize)
+            .transpose()?;
+        Ok(out)
+    };
+    let mut out = parts().unwrap_or_else(|e| {
+        CallToolResult::error(vec![ContentBlock::text(format!(
             "the tool's result could not be encoded: {e}"
         ))])
     });
@@ -97,5 +114,21 @@ mod tests {
             back["resultType"], "complete",
             "protocol 2026-07-28 requires it"
         );
+    }
+
+    #[test]
+    fn a_result_rmcp_cannot_carry_becomes_an_error_result_and_null_structure_stays() {
+        let odd = CallResult::new(vec![json!({"type": "no-such-block"})], None, false);
+        let out = mcp_result(&odd);
+        assert_eq!(out.is_error, Some(true));
+        let text = serde_json::to_value(&out.content)
+            .expect("json")
+            .to_string();
+        assert!(text.contains("could not be encoded"), "{text}");
+
+        let null = CallResult::new(vec![], Some(Value::Null), false);
+        let back = serde_json::to_value(mcp_result(&null)).expect("json");
+        assert_eq!(back.get("structuredContent"), Some(&Value::Null));
+        assert_eq!(back["isError"], json!(false));
     }
 }

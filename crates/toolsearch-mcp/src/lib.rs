@@ -3,6 +3,8 @@
 // Layers, bottom to top; each module imports only the ones above it in this list
 // (docs/architecture.md; `crates/toolsearch/tests/layers.rs` checks there is no circle).
 //   secrets, convert, jsonrpc — `${env:NAME}` expansion, rmcp ↔ engine types, JSON-RPC errors
+//   decode, line_writer       — lines into rmcp's messages (the hot ones on a fast path); lines out
+//   stdio                     — the line transport: the server's stdin/stdout, a stdio upstream's
 //   trace_context             — W3C trace context: from a request, on to upstreams
 //   upstream                  — one upstream MCP server: connect (stdio, HTTP), list, call
 //   auth                      — who is calling: client tokens and JWTs → the caller's identity
@@ -12,17 +14,19 @@
 //   server                    — the MCP server a client talks to
 //   accept, health, scrape    — the accept loop; the probes and `/metrics` over HTTP
 //   replica                   — session ids naming their replica (behind a load balancer)
-//   stdio, http, ops          — the transports the server is served on; the operator's listener
+//   http, ops                 — the HTTP transport the server is served on; the operator's listener
 
 mod accept;
 mod approval;
 mod audit;
 pub mod auth;
 mod convert;
+pub mod decode;
 pub mod gateway;
 pub mod health;
 pub mod http;
 mod jsonrpc;
+mod line_writer;
 pub mod metrics;
 pub mod ops;
 mod passthrough;

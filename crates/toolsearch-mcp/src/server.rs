@@ -392,6 +392,8 @@ impl ServerHandler for GatewayServer {
         );
         let span = tracing::info_span!("tools/call", otel.kind = "server", tool = %request.name);
         trace_context::set_parent(&span, parent.as_deref());
-        trace_context::scoped(parent, self.answer_call(request, context).instrument(span)).await
+        // Boxed: rmcp moves the handler's future into a task of its own, and this one is large.
+        let answer = Box::pin(self.answer_call(request, context).instrument(span));
+        trace_context::scoped(parent, answer).await
     }
 }

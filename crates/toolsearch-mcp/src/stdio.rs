@@ -1,6 +1,8 @@
-//! The gateway's stdio transport: newline-delimited JSON-RPC on the process's standard streams
-//! (rmcp's non-blocking pipes), answering malformed input as JSON-RPC 2.0 requires instead of
-//! dropping it (rmcp's own line transport ignores unparsable lines).
+//! The gateway's line transport: newline-delimited JSON-RPC on the process's standard streams
+//! (rmcp's non-blocking pipes) and on a stdio upstream's pipes, answering malformed input as
+//! JSON-RPC 2.0 requires instead of dropping it (rmcp's own line transport ignores unparsable
+//! lines). The messages of every proxied call are decoded on a fast path ([`crate::decode`])
+//! and lines are written as soon as they are sent (`line_writer`).
 //!
 //! | input | answer |
 //! |---|---|
@@ -12,27 +14,31 @@
 //! A request of a known MCP method whose params have the wrong shape reaches the server as a
 //! custom request, which [`crate::GatewayServer`] answers `-32602`.
 
-use std::sync::Arc;
+use std::marker::PhantomData;
 
 use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+
+use crate::decode::LineDecode;
+use crate::line_writer::LineWriter;
 
 /// Longest message line read (16 MiB); a longer one is answered `-32600` and skipped.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
-/// The gateway's server transport over a reader and a writer (by default stdin and stdout).
+/// A line transport over a reader and a writer: the gateway's server transport (by default
+/// over stdin and stdout), or, with `Role` [`rmcp::RoleClient`], a stdio upstream's.
 #[derive(Debug)]
-pub struct JsonRpcStdio<R, W> {
+pub struct JsonRpcStdio<R, W, Role = RoleServer> {
     read: BufReader<R>,
     line: Vec<u8>,
     /// An oversized line is being skipped up to its newline.
     discarding: bool,
     max_line: usize,
-    write: Arc<Mutex<W>>,
+    write: LineWriter<W>,
+    role: PhantomData<fn() -> Role>,
 }
 
 impl JsonRpcStdio<rmcp::transport::io::StdioReader, rmcp::transport::io::StdioWriter> {
@@ -53,19 +59,20 @@ enum LineRead {
     Failed(std::io::Error),
 }
 
-impl<R, W> JsonRpcStdio<R, W>
+impl<R, W, Role> JsonRpcStdio<R, W, Role>
 where
     R: AsyncRead + Send + Unpin,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    /// Over any reader and writer (tests use in-memory pipes).
+    /// Over any reader and writer (an upstream's pipes; tests use in-memory ones).
     pub fn with_io(read: R, write: W) -> Self {
         Self {
             read: BufReader::new(read),
             line: Vec::new(),
             discarding: false,
             max_line: MAX_LINE_BYTES,
-            write: Arc::new(Mutex::new(write)),
+            write: LineWriter::new(write),
+            role: PhantomData,
         }
     }
 
@@ -111,20 +118,14 @@ where
         }
     }
 
-    /// Writes `value` as one line, from a task of its own (so a cancelled `receive` never
-    /// leaves half a line on the wire).
+    /// Writes `value` as one line, finished from a task of its own (so a cancelled `receive`
+    /// never leaves half a line on the wire).
     fn answer(&self, value: Value) {
-        let write = self.write.clone();
+        let mut bytes = value.to_string().into_bytes();
+        bytes.push(b'\n');
+        let written = self.write.write(bytes);
         tokio::spawn(async move {
-            let mut bytes = value.to_string().into_bytes();
-            bytes.push(b'\n');
-            let mut w = write.lock().await;
-            if let Err(e) = async {
-                w.write_all(&bytes).await?;
-                w.flush().await
-            }
-            .await
-            {
+            if let Err(e) = written.await {
                 tracing::debug!(error = %e, "could not answer a malformed message");
             }
         });
@@ -133,28 +134,30 @@ where
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
-impl<R, W> Transport<RoleServer> for JsonRpcStdio<R, W>
+impl<R, W, Role> Transport<Role> for JsonRpcStdio<R, W, Role>
 where
     R: AsyncRead + Send + Unpin,
     W: AsyncWrite + Send + Unpin + 'static,
+    Role: LineDecode,
 {
     type Error = std::io::Error;
 
     fn send(
         &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
+        item: TxJsonRpcMessage<Role>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let write = self.write.clone();
-        async move {
-            let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
-            bytes.push(b'\n');
-            let mut w = write.lock().await;
-            w.write_all(&bytes).await?;
-            w.flush().await
-        }
+        // Encoded and (when the pipe takes it) written now; the future finishes the rest.
+        let written = match serde_json::to_vec(&item) {
+            Ok(mut bytes) => {
+                bytes.push(b'\n');
+                Ok(self.write.write(bytes))
+            }
+            Err(e) => Err(std::io::Error::other(e)),
+        };
+        async move { written?.await }
     }
 
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
         loop {
             match self.read_line().await {
                 LineRead::Line => {}
@@ -185,7 +188,7 @@ where
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
+            match Role::decode(text) {
                 Ok(message) => return Some(message),
                 Err(e) => match classify(text, &e) {
                     Verdict::Answer(response) => {
@@ -199,7 +202,6 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        let mut w = self.write.lock().await;
-        w.flush().await
+        self.write.close().await
     }
 }

@@ -8,6 +8,7 @@
 //! subscriptions, `cause` reads rmcp's errors.
 
 mod cause;
+mod child;
 mod executor;
 mod http;
 mod listen;

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::transport::TokioChildProcess;
 use tokio::io::AsyncBufReadExt;
 
+use super::child::ChildTransport;
 use super::{CONNECT_TIMEOUT, Running, Upstream, UpstreamClient, UpstreamError};
 use crate::secrets::expand;
 
@@ -92,10 +92,9 @@ pub(super) async fn connect(
     // which closes it in order.
     let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
     wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
-    let (transport, stderr) = TokioChildProcess::builder(wrapped)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|source| UpstreamError::Spawn {
+    wrapped.command_mut().stderr(std::process::Stdio::piped());
+    let (transport, stderr) =
+        ChildTransport::spawn(wrapped).map_err(|source| UpstreamError::Spawn {
             command: program.clone(),
             source,
         })?;

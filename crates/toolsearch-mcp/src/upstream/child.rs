@@ -1,0 +1,137 @@
+//! A stdio upstream's child process on the gateway's own line transport
+//! ([`crate::JsonRpcStdio`] in the client role: its tool results decoded on the fast path,
+//! requests written as they are sent). The child is ended as rmcp's `TokioChildProcess` ends
+//! it: closing the transport closes the child's stdin and gives it [`EXIT_GRACE`] to exit,
+//! then a `SIGTERM`, then a kill; dropping the transport kills it.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap};
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+
+use crate::stdio::JsonRpcStdio;
+
+/// How long a child whose stdin was closed has to exit, before a `SIGTERM` and again before a
+/// kill (rmcp's own figure).
+pub(super) const EXIT_GRACE: Duration = Duration::from_secs(3);
+
+/// Kills the child when dropped, unless it was already ended.
+struct ChildGuard(Option<Box<dyn ChildWrapper>>);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let Some(mut child) = self.0.take() else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            // `kill` also reaps it, leaving no zombie.
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if let Err(e) = Box::into_pin(child.kill()).await {
+                        tracing::warn!(error = %e, "could not kill an upstream's process");
+                    }
+                });
+            }
+            Err(_) => {
+                let _ = child.start_kill();
+            }
+        }
+    }
+}
+
+/// A child process and the line transport over its stdin and stdout.
+pub(super) struct ChildTransport {
+    io: JsonRpcStdio<ChildStdout, ChildStdin, RoleClient>,
+    child: ChildGuard,
+}
+
+impl ChildTransport {
+    /// Starts `command` with piped stdin and stdout (its stderr as the command says), returning
+    /// the transport and the child's stderr when piped.
+    pub(super) fn spawn(mut command: CommandWrap) -> std::io::Result<(Self, Option<ChildStderr>)> {
+        command
+            .command_mut()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        let mut child = command.spawn()?;
+        let stdin = child.stdin().take();
+        let stdout = child.stdout().take();
+        let stderr = child.stderr().take();
+        let guard = ChildGuard(Some(child));
+        let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
+            return Err(std::io::Error::other(
+                "the child's stdin or stdout is not piped",
+            ));
+        };
+        Ok((
+            Self {
+                io: JsonRpcStdio::with_io(stdout, stdin),
+                child: guard,
+            },
+            stderr,
+        ))
+    }
+
+    /// The child's process id (while it runs).
+    pub(super) fn id(&self) -> Option<u32> {
+        self.child.0.as_ref().and_then(|c| c.id())
+    }
+
+    /// Closes its stdin, then ends it: it exits by itself within [`EXIT_GRACE`], or after a
+    /// `SIGTERM` within as long again, or is killed.
+    async fn shut_down(&mut self) -> std::io::Result<()> {
+        if self.child.0.is_none() {
+            return Ok(());
+        }
+        if let Err(e) = self.io.close().await {
+            tracing::debug!(error = %e, "closing an upstream's stdin");
+        }
+        let Some(child) = self.child.0.as_mut() else {
+            return Ok(());
+        };
+        if exits_within(child.as_mut(), EXIT_GRACE).await {
+            self.child.0 = None;
+            return Ok(());
+        }
+        #[cfg(unix)]
+        match child.signal(libc::SIGTERM) {
+            Ok(()) if exits_within(child.as_mut(), EXIT_GRACE).await => {
+                self.child.0 = None;
+                return Ok(());
+            }
+            Ok(()) => {}
+            Err(e) => tracing::debug!(error = %e, "sending SIGTERM to an upstream"),
+        }
+        let killed = Box::into_pin(child.kill()).await;
+        self.child.0 = None;
+        killed
+    }
+}
+
+/// Whether the child exits within `grace`.
+async fn exits_within(child: &mut dyn ChildWrapper, grace: Duration) -> bool {
+    matches!(tokio::time::timeout(grace, child.wait()).await, Ok(Ok(_)))
+}
+
+impl Transport<RoleClient> for ChildTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.io.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.io.receive()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.shut_down().await
+    }
+}
