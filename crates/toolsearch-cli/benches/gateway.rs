@@ -43,14 +43,11 @@ async fn spawn(cmd: tokio::process::Command) -> RunningService<RoleClient, ()> {
         .expect("initialize")
 }
 
-async fn median_of(
-    n: usize,
+/// A gateway connects its upstreams in the background: waits until the tool answers.
+async fn wait_until_callable(
     client: &RunningService<RoleClient, ()>,
-    name: &str,
-    args: Value,
-) -> Duration {
-    let params = CallToolRequestParams::new(name.to_owned()).with_arguments(object(args));
-    // A gateway connects its upstreams in the background: wait until the tool answers.
+    params: &CallToolRequestParams,
+) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while client
         .call_tool(params.clone())
@@ -59,9 +56,23 @@ async fn median_of(
         .is_error
         == Some(true)
     {
-        assert!(Instant::now() < deadline, "{name} never became callable");
+        assert!(
+            Instant::now() < deadline,
+            "{} never became callable",
+            params.name
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+async fn median_of(
+    n: usize,
+    client: &RunningService<RoleClient, ()>,
+    name: &str,
+    args: Value,
+) -> Duration {
+    let params = CallToolRequestParams::new(name.to_owned()).with_arguments(object(args));
+    wait_until_callable(client, &params).await;
     for _ in 0..n / 10 {
         client.call_tool(params.clone()).await.expect("call");
     }
@@ -72,8 +83,7 @@ async fn median_of(
         times.push(t.elapsed());
         assert!(!r.is_error.unwrap_or(false), "{r:?}");
     }
-    times.sort();
-    times[n / 2]
+    median(times)
 }
 
 /// A `cat` child process over pipes: the floor of any extra process hop.
@@ -140,12 +150,7 @@ async fn hop_rounds(
         json!({"group": "everything", "tool": "echo", "arguments": echo}),
     ));
     for (_, g) in gateways {
-        // A gateway connects its upstreams in the background: wait until the tool answers.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while g.call_tool(proxied.clone()).await.expect("call").is_error == Some(true) {
-            assert!(Instant::now() < deadline, "the gateway never reached echo");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_until_callable(g, &proxied).await;
     }
     let mut cat = Cat::spawn();
     let mut header = "| round | direct (peer) | `cat` floor |".to_owned();
@@ -278,8 +283,7 @@ fn main() {
             times.push(t.elapsed());
             assert!(!r.is_error, "{r:?}");
         }
-        times.sort();
-        let library = times[n / 2];
+        let library = median(times);
         let (client_io, server_io) = tokio::io::duplex(1 << 16);
         let server = toolsearch_mcp::GatewayServer::new(in_process.clone());
         tokio::spawn(async move {
