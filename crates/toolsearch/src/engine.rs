@@ -9,6 +9,7 @@ mod builder;
 mod codeact;
 mod route;
 mod snapshot;
+mod vendor;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -18,6 +19,7 @@ use tracing::Instrument;
 
 pub use builder::{EngineBuilder, EngineError};
 pub use snapshot::Snapshot;
+pub use vendor::VendorReply;
 
 use builder::check_clashes;
 use snapshot::Live;

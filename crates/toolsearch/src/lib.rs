@@ -14,6 +14,7 @@
 //   eval                  — retrieval quality over labelled queries
 //   dispatch              — argument validation, hooks, the one call path, typed local tools
 //   controls              — the model-facing controls and their answers
+//   vendor                — the Anthropic and OpenAI tool-search formats: names, export, replies
 //   engine                — the engine snapshot, its builder and the call router
 
 pub mod catalog;
@@ -31,12 +32,13 @@ pub mod policy;
 pub mod search;
 pub mod skills;
 pub mod text;
+pub mod vendor;
 
 pub use catalog::{Directory, GroupSpec, SourceTools, ToolDef};
 pub use config::{SearchMethod, Settings};
 pub use controls::{ControlOutput, Searched, ToolDefinition};
 pub use dispatch::Toolset;
-pub use engine::{Engine, EngineBuilder, EngineError, Snapshot};
+pub use engine::{Engine, EngineBuilder, EngineError, Snapshot, VendorReply};
 pub use error::{ErrorCode, ToolError};
 pub use exec::{CallResult, ExecError, Executor, Session};
 pub use search::{Query, Ranking, SearchIndex, Searcher};

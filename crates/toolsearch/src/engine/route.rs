@@ -82,11 +82,11 @@ impl Answer {
 
 /// What a call reached, for its audit record and its event: a call control's target as
 /// asked (`known` when it exists), else the name called.
-struct Reached {
-    group: Option<String>,
-    tool: String,
+pub(super) struct Reached {
+    pub(super) group: Option<String>,
+    pub(super) tool: String,
     /// The tool (or control) exists: only then do its names label a metric.
-    known: bool,
+    pub(super) known: bool,
 }
 
 impl Engine {
@@ -99,9 +99,27 @@ impl Engine {
         name: &str,
         arguments: Value,
     ) -> Answer {
-        let started = Instant::now();
         let reached = (self.audit.is_some() || self.observer.is_some())
             .then(|| self.reached(name, &arguments));
+        self.recorded(
+            session,
+            name,
+            reached,
+            self.answer(session, caller, name, arguments),
+        )
+        .await
+    }
+
+    /// Runs `answer` under the caller's rate limit, then records what it `reached` (when
+    /// anything records): the audit line and the observer's events.
+    pub(super) async fn recorded(
+        &self,
+        session: &Arc<Session>,
+        name: &str,
+        reached: Option<Reached>,
+        answer: impl std::future::Future<Output = Answer>,
+    ) -> Answer {
+        let started = Instant::now();
         let answer = match self.rate.as_ref().map(|r| r.take(session)) {
             Some(Err(wait)) => {
                 let ms = wait.as_millis().max(1) as u64;
@@ -112,7 +130,7 @@ impl Engine {
                     .with("retry_after_ms", ms),
                 )
             }
-            _ => self.answer(session, caller, name, arguments).await,
+            _ => answer.await,
         };
         let Some(reached) = reached else {
             return answer;
@@ -239,14 +257,8 @@ impl Engine {
             None if direct().is_some() || by_canonical().is_some() => 1,
             None => return Answer::Error(self.unknown_name(view, name)),
         };
-        if let Err(used) = session.charge(cost, self.path.max_tool_calls) {
-            let limit = self.path.max_tool_calls.unwrap_or_default();
-            return Answer::Error(
-                ToolError::usage_limit(format!("This run may make at most {limit} tool calls and has made {used}; this call ({cost} counted) was not run."),
-                )
-                .with("limit", limit)
-                .with("used", used),
-            );
+        if let Err(e) = self.charge(session, cost) {
+            return Answer::Error(e);
         }
         if let Some(id) = by_canonical() {
             return match arguments {
@@ -340,6 +352,16 @@ impl Engine {
         }
     }
 
+    /// Charges `cost` tool calls to `session`: a `usage_limit` error when over its limit.
+    pub(super) fn charge(&self, session: &Session, cost: u64) -> Result<(), ToolError> {
+        session.charge(cost, self.path.max_tool_calls).map(drop).map_err(|used| {
+            let limit = self.path.max_tool_calls.unwrap_or_default();
+            ToolError::usage_limit(format!("This run may make at most {limit} tool calls and has made {used}; this call ({cost} counted) was not run."))
+                .with("limit", limit)
+                .with("used", used)
+        })
+    }
+
     /// A grouped tool called through a call control: from a program, only when its source lets
     /// programs call it.
     async fn dispatch_checked(
@@ -367,7 +389,7 @@ impl Engine {
         self.dispatch_grouped(session, snap, id, args).await
     }
 
-    async fn dispatch_grouped(
+    pub(super) async fn dispatch_grouped(
         &self,
         session: &Arc<Session>,
         snap: &Snapshot,

@@ -2,12 +2,13 @@
 //! together and swapped as a whole, so a reader never sees a directory with another's indexes.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use crate::catalog::{Directory, Visibility};
 use crate::dispatch::Validators;
 use crate::policy::{CallerClass, Policy};
 use crate::search::SearchIndex;
+use crate::vendor::ShortForms;
 
 /// Most caller classes whose catalogs a snapshot keeps (the cache starts over past it).
 const MAX_CLASSES: usize = 1024;
@@ -20,6 +21,8 @@ pub struct Snapshot {
     validators: Validators,
     /// What each caller class sees, made on first use (shared by the callers of a class).
     visibility: Mutex<HashMap<CallerClass, Arc<Visibility>>>,
+    /// The vendor short forms of tools whose names do not fit, made on first use.
+    short_forms: OnceLock<ShortForms>,
 }
 
 impl Snapshot {
@@ -33,6 +36,7 @@ impl Snapshot {
             index,
             validators,
             visibility: Mutex::default(),
+            short_forms: OnceLock::new(),
         }
     }
 
@@ -62,6 +66,12 @@ impl Snapshot {
 
     pub(crate) fn validators(&self) -> &Validators {
         &self.validators
+    }
+
+    /// The vendor short forms of this snapshot's tools (made on first use).
+    pub(crate) fn short_forms(&self) -> &ShortForms {
+        self.short_forms
+            .get_or_init(|| ShortForms::build(&self.directory))
     }
 }
 

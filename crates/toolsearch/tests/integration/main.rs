@@ -10,3 +10,4 @@ mod policy;
 mod ranking;
 mod seed;
 mod semantic;
+mod vendor;

@@ -1,0 +1,288 @@
+//! Calls in a vendor's format: the search tool answers from the same index, method and caller
+//! policy as the discovery controls; a deferred tool called by its exported name, or a direct
+//! tool, runs on the one call path (validation, hooks, approval, limits).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tracing::Instrument;
+
+use super::Engine;
+use super::route::{Answer, Reached};
+use crate::catalog::View;
+use crate::controls::{ControlOutput, Searched};
+use crate::dispatch::call::Target;
+use crate::error::ToolError;
+use crate::exec::Session;
+use crate::search::{Query, Searcher};
+use crate::vendor::{self, ExportError, Format, SEARCH_TOOL, SearchRequest};
+
+/// A vendor-format answer: the JSON the model receives, and whether it reports an error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VendorReply {
+    /// Anthropic: the `content` of a `tool_result`. OpenAI: a `tool_search_output` or
+    /// `function_call_output` item (a malformed search request: the error object).
+    pub value: Value,
+    /// The call failed or the tool reported an error.
+    pub is_error: bool,
+}
+
+impl Engine {
+    /// The tools array for `format`, as the engine's own session sees the catalog.
+    pub fn export(&self, format: Format) -> Result<Vec<Value>, ExportError> {
+        self.export_for(&self.session, format)
+    }
+
+    /// The tools array for `format`, as the caller of `session` sees the catalog: its hidden
+    /// tools are left out.
+    pub fn export_for(&self, session: &Session, format: Format) -> Result<Vec<Value>, ExportError> {
+        let snap = self.snapshot();
+        let visible = self.visibility(&snap, session);
+        vendor::export(
+            format,
+            View::new(snap.directory(), visible.as_deref()),
+            &self.settings,
+        )
+    }
+
+    /// A call the model made in `format`, counted in the engine's own session.
+    pub async fn handle_vendor(&self, format: Format, name: &str, arguments: Value) -> VendorReply {
+        self.handle_vendor_in(&self.session, format, name, arguments)
+            .await
+    }
+
+    /// A call the model made in `format`, counted in `session`: the search tool
+    /// ([`SEARCH_TOOL`]) or a tool by its exported name. Anthropic arguments are the
+    /// `tool_use` input; OpenAI's are `{"call_id", "arguments"}` (arguments an object or its
+    /// JSON text).
+    pub async fn handle_vendor_in(
+        &self,
+        session: &Arc<Session>,
+        format: Format,
+        name: &str,
+        arguments: Value,
+    ) -> VendorReply {
+        let span = tracing::info_span!("tool_call", tool = name, format = format.as_str());
+        async {
+            let reply = self.vendor_call(session, format, name, arguments).await;
+            tracing::info!(is_error = reply.is_error, "answered");
+            reply
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn vendor_call(
+        &self,
+        session: &Arc<Session>,
+        format: Format,
+        name: &str,
+        arguments: Value,
+    ) -> VendorReply {
+        let reached = (self.audit.is_some() || self.observer.is_some())
+            .then(|| self.vendor_reached(session, name));
+        if name == SEARCH_TOOL && self.snapshot().directory().offers_controls() {
+            let req = SearchRequest::parse(format, &arguments, self.settings.max_results);
+            let answer = self
+                .recorded(
+                    session,
+                    name,
+                    reached,
+                    self.vendor_search(session, format, req),
+                )
+                .await;
+            return match answer {
+                Answer::Control(out) => VendorReply {
+                    value: out.value(),
+                    is_error: out.is_error,
+                },
+                Answer::Error(e) => match format {
+                    Format::Anthropic => VendorReply {
+                        value: vendor::error_reply(format, &e, None),
+                        is_error: true,
+                    },
+                    Format::Openai => VendorReply {
+                        value: e.to_value(),
+                        is_error: true,
+                    },
+                },
+                Answer::Tool(r) => VendorReply {
+                    value: vendor::call_reply(format, &r, None),
+                    is_error: r.is_error,
+                },
+            };
+        }
+        let (call_id, args) = match format {
+            Format::Anthropic => match arguments {
+                Value::Object(m) => (None, m),
+                Value::Null => (None, Map::new()),
+                _ => {
+                    let e = ToolError::invalid_request(
+                        "",
+                        format!("{name} takes a JSON object of arguments"),
+                    );
+                    return VendorReply {
+                        value: vendor::error_reply(format, &e, None),
+                        is_error: true,
+                    };
+                }
+            },
+            Format::Openai => match vendor::openai_call(&arguments) {
+                Ok(x) => x,
+                Err(e) => {
+                    return VendorReply {
+                        value: vendor::error_reply(format, &e, None),
+                        is_error: true,
+                    };
+                }
+            },
+        };
+        let answer = self
+            .recorded(
+                session,
+                name,
+                reached,
+                self.vendor_tool(session, name, args),
+            )
+            .await;
+        let result = answer.into_call_result();
+        VendorReply {
+            value: vendor::call_reply(format, &result, call_id.as_deref()),
+            is_error: result.is_error,
+        }
+    }
+
+    /// What a vendor call reached, for its audit record and metrics.
+    fn vendor_reached(&self, session: &Session, name: &str) -> Reached {
+        let snap = self.snapshot();
+        let dir = snap.directory();
+        if name == SEARCH_TOOL {
+            return Reached {
+                group: None,
+                tool: name.to_owned(),
+                known: true,
+            };
+        }
+        let visible = self.visibility(&snap, session);
+        let view = View::new(dir, visible.as_deref());
+        match snap
+            .short_forms()
+            .resolve(dir, name)
+            .filter(|&id| view.sees(id))
+        {
+            Some(id) => Reached {
+                group: Some(dir.group_of(id).name.clone()),
+                tool: dir.tool(id).name.clone(),
+                known: true,
+            },
+            None => Reached {
+                group: None,
+                tool: name.to_owned(),
+                known: view.direct().any(|(_, d)| d.def.name == name),
+            },
+        }
+    }
+
+    /// The search tool: one call charged, the configured method over what the caller sees.
+    async fn vendor_search(
+        &self,
+        session: &Arc<Session>,
+        format: Format,
+        req: Result<SearchRequest, ToolError>,
+    ) -> Answer {
+        if let Err(e) = self.charge(session, 1) {
+            return Answer::Error(e);
+        }
+        let req = match req {
+            Ok(r) => r,
+            Err(e) => return Answer::Error(e),
+        };
+        let snap = self.snapshot();
+        let visible = self.visibility(&snap, session);
+        let settings = self.settings.clone();
+        let semantic = self.semantic.clone();
+        let run = move || -> Result<ControlOutput, ToolError> {
+            let dir = snap.directory();
+            let view = View::new(dir, visible.as_deref());
+            let ranking = Searcher::new(dir, snap.index(), &settings, semantic.as_deref())
+                .rank(
+                    &Query::new(&req.query, settings.method, req.limit)
+                        .visible_to(visible.as_deref()),
+                )
+                .map_err(|e| ToolError::search_unavailable(e.to_string()))?;
+            let hits: Vec<u32> = ranking
+                .hits
+                .iter()
+                .map(|h| h.tool)
+                .take(req.limit)
+                .collect();
+            let value = vendor::search_reply(format, view, &req, &hits);
+            let mut out = ControlOutput::ok(value.to_string());
+            out.searched = Some(Searched {
+                method: settings.method,
+                found: !hits.is_empty(),
+            });
+            Ok(out)
+        };
+        let out = if self.semantic.is_some() {
+            // Embedding the query is CPU work (or a blocking request): off the executor.
+            match tokio::task::spawn_blocking(run).await {
+                Ok(out) => out,
+                Err(e) => Err(ToolError::search_unavailable(format!(
+                    "the search stopped: {e}"
+                ))),
+            }
+        } else {
+            run()
+        };
+        match out {
+            Ok(out) => Answer::Control(out),
+            Err(e) => Answer::Error(e),
+        }
+    }
+
+    /// A tool called by its exported name (or a direct tool by its name): one call charged,
+    /// then the one call path.
+    async fn vendor_tool(
+        &self,
+        session: &Arc<Session>,
+        name: &str,
+        args: Map<String, Value>,
+    ) -> Answer {
+        let snap = self.snapshot();
+        let dir = snap.directory();
+        let visible = self.visibility(&snap, session);
+        let view = View::new(dir, visible.as_deref());
+        let grouped = snap
+            .short_forms()
+            .resolve(dir, name)
+            .filter(|&id| view.sees(id));
+        let direct = view.direct().find(|(_, d)| d.def.name == name);
+        if grouped.is_none() && direct.is_none() {
+            return Answer::Error(
+                ToolError::unknown_tool(format!(
+                    "There is no tool named {name:?}. Call {SEARCH_TOOL} to find tools and call one by a name it returns, exactly."
+                ))
+                .with("tool", name),
+            );
+        }
+        if let Err(e) = self.charge(session, 1) {
+            return Answer::Error(e);
+        }
+        match (grouped, direct) {
+            (Some(id), _) => self.dispatch_grouped(session, &snap, id, args).await,
+            (None, Some((index, d))) => {
+                let target = Target {
+                    group: None,
+                    tool: &d.def.name,
+                    source: &d.source,
+                    schema: d.def.input_schema.json(),
+                    validator: snap.validators().direct(index),
+                    executor: d.executor.as_ref(),
+                };
+                self.path.dispatch(session, target, args).await.into()
+            }
+            (None, None) => unreachable!("checked above"),
+        }
+    }
+}
