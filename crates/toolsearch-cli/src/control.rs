@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 use toolsearch::config::{Surface, load_config};
+use toolsearch::vendor::Format;
 use toolsearch::{Engine, Settings, catalog::load_catalog_file};
 
 use crate::EXIT_TOOL_ERROR;
@@ -31,9 +32,14 @@ pub struct ControlArgs {
     /// Largest response in bytes (1024..=32768).
     #[arg(long, value_name = "N")]
     max_search_bytes: Option<usize>,
-    /// Control name, e.g. discover_tools.
+    /// mcp (the surface's controls), anthropic or openai (`tool_search` and the exported
+    /// tools, answered in that vendor's shape).
+    #[arg(long, value_name = "F", default_value = "mcp")]
+    format: String,
+    /// Control name, e.g. discover_tools (with a vendor format: tool_search, or a tool's
+    /// exported name).
     name: String,
-    /// The control's arguments, a JSON object.
+    /// The control's arguments, a JSON object (OpenAI: {"call_id", "arguments"}).
     args_json: String,
 }
 
@@ -54,6 +60,12 @@ pub fn run(a: ControlArgs) -> anyhow::Result<ExitCode> {
     if let Some(n) = a.max_search_bytes {
         settings = settings.with_max_search_bytes(n);
     }
+    let vendor = match a.format.as_str() {
+        "mcp" => None,
+        other => Some(other.parse::<Format>().map_err(|_| {
+            anyhow::anyhow!("--format {other:?} is not one of mcp, anthropic, openai")
+        })?),
+    };
     let arguments: serde_json::Value = serde_json::from_str(&a.args_json)
         .with_context(|| format!("ARGS_JSON is not valid JSON ({:?})", a.args_json))?;
     let label = a.catalog.display().to_string();
@@ -67,6 +79,20 @@ pub fn run(a: ControlArgs) -> anyhow::Result<ExitCode> {
         builder = builder.semantic(sem);
     }
     let engine = builder.build()?;
+    if let Some(format) = vendor {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .context("starting the async runtime")?;
+        let reply = runtime.block_on(engine.handle_vendor(format, &a.name, arguments));
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{}", reply.value).context("writing to stdout")?;
+        return Ok(if reply.is_error {
+            ExitCode::from(EXIT_TOOL_ERROR)
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
     let names: Vec<String> = engine.tools().into_iter().map(|d| d.name).collect();
     if !names.contains(&a.name) {
         if names.is_empty() {

@@ -2,6 +2,7 @@
 
 mod check;
 mod control;
+mod export;
 mod reload;
 mod retrieval;
 mod serve;
@@ -42,6 +43,9 @@ enum Command {
     Eval(retrieval::EvalArgs),
     /// Build the embedding cache of `semantic` and `hybrid` search, with progress.
     Index(retrieval::IndexArgs),
+    /// Print the catalog as a vendor's tools array (anthropic, openai): grouped tools deferred
+    /// behind a search tool; --stats prints what each way of offering it costs in context.
+    Export(export::ExportArgs),
 }
 
 /// Exit status: the control returned a tool error (its JSON is on stdout).
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         Command::Search(args) => retrieval::search(args),
         Command::Eval(args) => retrieval::eval(args),
         Command::Index(args) => retrieval::index(args),
+        Command::Export(args) => export::run(args),
     };
     match result {
         Ok(code) => code,

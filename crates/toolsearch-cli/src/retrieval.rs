@@ -144,18 +144,9 @@ fn load(
     // The gateway only gathers the tools here: the caller searches (and `index` builds the
     // embedding cache that a dense method would need at start).
     let method = std::mem::take(&mut config.settings.method);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(async {
-        let options = toolsearch_mcp::gateway::GatewayOptions::default()
-            .with_skills(crate::wiring::skills(&config)?);
-        let gateway = toolsearch_mcp::Gateway::start(config, options).await?;
+    crate::wiring::with_gateway(config, |gateway| {
         let settings = gateway.engine().settings().clone().with_method(method);
-        let snapshot = gateway.engine().snapshot();
-        gateway.shutdown().await;
-        Ok((settings, snapshot))
+        Ok((settings, gateway.engine().snapshot()))
     })
 }
 

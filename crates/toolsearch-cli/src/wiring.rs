@@ -1,6 +1,7 @@
 //! What the binary wires into the gateway beside its config: the embedder and cache of
 //! `semantic` and `hybrid` search (`toolsearch-embed`), and the skills catalog of the
-//! `capabilities` surface, and the runner of CodeAct programs (`toolsearch-codeact`).
+//! `capabilities` surface, and the runner of CodeAct programs (`toolsearch-codeact`); and a
+//! short-lived gateway for the commands that only read a config's catalog.
 
 use std::sync::Arc;
 
@@ -24,6 +25,26 @@ pub async fn gateway_options(config: &Config) -> anyhow::Result<GatewayOptions> 
         .with_semantic(semantic)
         .with_skills(skills(config)?)
         .with_code_runner(Some(code_runner())))
+}
+
+/// Starts a gateway on `config` (its sources connected, no embedder), runs `f` on it, and
+/// shuts it down: the one-shot commands that read a config's catalog (`search`, `index`,
+/// `export`).
+pub fn with_gateway<T>(
+    config: Config,
+    f: impl FnOnce(&toolsearch_mcp::Gateway) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let options = GatewayOptions::default().with_skills(skills(&config)?);
+        let gateway = toolsearch_mcp::Gateway::start(config, options).await?;
+        let out = f(&gateway);
+        gateway.shutdown().await;
+        out
+    })
 }
 
 /// What runs CodeAct programs: monty, in this process (its memory is counted by the

@@ -14,7 +14,7 @@
 //! most [`HttpOptions::max_sessions`] at once (a new one over it gets `503` and `Retry-After`),
 //! each closed after [`HttpOptions::session_idle`] unused. `/healthz` and `/readyz` are
 //! answered before any of this, without a token (see [`crate::health`]); `/metrics` after the
-//! authentication (see [`crate::scrape`]).
+//! authentication (see [`crate::scrape`]), as is `/v1/tool_search` (see [`crate::tool_search`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -373,6 +373,9 @@ pub async fn serve_http(
                         return Ok(unauthorized(&base, &e.to_string()));
                     }
                 }
+            }
+            if parts.uri.path() == crate::tool_search::TOOL_SEARCH_PATH {
+                return Ok(crate::tool_search::answer(&parts, body, &gateway).await);
             }
             if parts.uri.path() == crate::scrape::METRICS_PATH {
                 return Ok(if gateway.access().policies.is_empty() {

@@ -13,6 +13,7 @@
 //   passthrough               — upstream resources and prompts under source-scoped names
 //   server                    — the MCP server a client talks to
 //   accept, health, scrape    — the accept loop; the probes and `/metrics` over HTTP
+//   tool_search               — `POST /v1/tool_search`: a search in a vendor's shape over HTTP
 //   replica                   — session ids naming their replica (behind a load balancer)
 //   http, ops                 — the HTTP transport the server is served on; the operator's listener
 
@@ -36,6 +37,7 @@ mod secrets;
 mod server;
 pub mod stdio;
 pub mod telemetry;
+pub mod tool_search;
 pub mod trace_context;
 pub mod upstream;
 

@@ -13,7 +13,7 @@ mod reply;
 use std::fmt;
 use std::str::FromStr;
 
-pub use export::{ExportError, export};
+pub use export::{ExportError, always_loaded, export, loaded, plain};
 pub use name::{NAME_MAX, ShortForms, exported_name, fits};
 pub use reply::{SearchRequest, call_reply, error_reply, openai_call, search_reply};
 
@@ -25,7 +25,6 @@ pub const DEFAULT_LIMIT: usize = 5;
 
 /// A vendor's wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum Format {
     /// Anthropic Messages API: `defer_loading` tools, `tool_reference` blocks.
     Anthropic,

@@ -25,6 +25,28 @@ pub struct VendorReply {
     pub value: Value,
     /// The call failed or the tool reported an error.
     pub is_error: bool,
+    /// The model-facing error object (`{"isError", "error", "message", ...}`) when the call
+    /// did not run or did not finish; `None` when it answered (a tool's own error result
+    /// included).
+    pub error: Option<Value>,
+}
+
+impl VendorReply {
+    fn answered(value: Value, is_error: bool) -> Self {
+        Self {
+            value,
+            is_error,
+            error: None,
+        }
+    }
+
+    fn failed(value: Value, error: &ToolError) -> Self {
+        Self {
+            value,
+            is_error: true,
+            error: Some(error.to_value()),
+        }
+    }
 }
 
 impl Engine {
@@ -92,24 +114,16 @@ impl Engine {
                 )
                 .await;
             return match answer {
-                Answer::Control(out) => VendorReply {
-                    value: out.value(),
-                    is_error: out.is_error,
-                },
+                Answer::Control(out) => VendorReply::answered(out.value(), out.is_error),
                 Answer::Error(e) => match format {
-                    Format::Anthropic => VendorReply {
-                        value: vendor::error_reply(format, &e, None),
-                        is_error: true,
-                    },
-                    Format::Openai => VendorReply {
-                        value: e.to_value(),
-                        is_error: true,
-                    },
+                    Format::Anthropic => {
+                        VendorReply::failed(vendor::error_reply(format, &e, None), &e)
+                    }
+                    Format::Openai => VendorReply::failed(e.to_value(), &e),
                 },
-                Answer::Tool(r) => VendorReply {
-                    value: vendor::call_reply(format, &r, None),
-                    is_error: r.is_error,
-                },
+                Answer::Tool(r) => {
+                    VendorReply::answered(vendor::call_reply(format, &r, None), r.is_error)
+                }
             };
         }
         let (call_id, args) = match format {
@@ -121,19 +135,13 @@ impl Engine {
                         "",
                         format!("{name} takes a JSON object of arguments"),
                     );
-                    return VendorReply {
-                        value: vendor::error_reply(format, &e, None),
-                        is_error: true,
-                    };
+                    return VendorReply::failed(vendor::error_reply(format, &e, None), &e);
                 }
             },
             Format::Openai => match vendor::openai_call(&arguments) {
                 Ok(x) => x,
                 Err(e) => {
-                    return VendorReply {
-                        value: vendor::error_reply(format, &e, None),
-                        is_error: true,
-                    };
+                    return VendorReply::failed(vendor::error_reply(format, &e, None), &e);
                 }
             },
         };
@@ -145,10 +153,17 @@ impl Engine {
                 self.vendor_tool(session, name, args),
             )
             .await;
-        let result = answer.into_call_result();
-        VendorReply {
-            value: vendor::call_reply(format, &result, call_id.as_deref()),
-            is_error: result.is_error,
+        match answer {
+            Answer::Error(e) => {
+                VendorReply::failed(vendor::error_reply(format, &e, call_id.as_deref()), &e)
+            }
+            answer => {
+                let result = answer.into_call_result();
+                VendorReply::answered(
+                    vendor::call_reply(format, &result, call_id.as_deref()),
+                    result.is_error,
+                )
+            }
         }
     }
 

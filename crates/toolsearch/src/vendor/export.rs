@@ -195,6 +195,73 @@ pub fn export(
     Ok(out)
 }
 
+/// Every tool of `view` loaded up front, none deferred: the direct tools and each grouped
+/// tool under its exported name, as plain tools of the format (no search tool, no
+/// namespaces) — what an agent sends when it defers nothing.
+pub fn loaded(format: Format, view: View<'_>) -> Vec<Value> {
+    let mut out: Vec<Value> = view
+        .direct()
+        .map(|(_, d)| {
+            function(
+                format,
+                &d.def.name,
+                &d.def.description,
+                d.def.input_schema.to_map(),
+                d.def.output_schema.as_ref().map(|s| s.to_map()),
+                false,
+            )
+        })
+        .collect();
+    for (_, group) in view.groups() {
+        for id in group.tools.clone().filter(|&id| view.sees(id)) {
+            let t = view.dir().tool(id);
+            out.push(function(
+                format,
+                &exported_name(&t.canonical),
+                &t.description,
+                t.input_schema(),
+                t.output_schema(),
+                false,
+            ));
+        }
+    }
+    out
+}
+
+/// Tool definitions (e.g. the MCP controls) as plain tools of the format.
+pub fn plain(format: Format, defs: &[crate::controls::ToolDefinition]) -> Vec<Value> {
+    defs.iter()
+        .map(|d| {
+            let schema = match &d.input_schema {
+                Value::Object(m) => m.clone(),
+                _ => Map::new(),
+            };
+            let output = match &d.output_schema {
+                Some(Value::Object(m)) => Some(m.clone()),
+                _ => None,
+            };
+            function(format, &d.name, &d.description, schema, output, false)
+        })
+        .collect()
+}
+
+/// What the model sees of an exported array before it searches: every entry but the
+/// deferred ones (an OpenAI namespace keeps its name and description).
+pub fn always_loaded(exported: &[Value]) -> Vec<Value> {
+    exported
+        .iter()
+        .filter(|t| t.get("defer_loading") != Some(&Value::Bool(true)))
+        .map(|t| match t.get("tools").and_then(Value::as_array) {
+            Some(inner) => {
+                let mut t = t.clone();
+                t["tools"] = Value::Array(always_loaded(inner));
+                t
+            }
+            None => t.clone(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
