@@ -3,56 +3,12 @@
 //!
 //! Run: `cargo run -p toolsearch --example agent_loop`. It asserts its final answer.
 
-use schemars::JsonSchema;
-use serde::Deserialize;
+#[path = "support/tools.rs"]
+mod tools;
+
 use serde_json::{Value, json};
-use toolsearch::dispatch::Toolset;
-use toolsearch::exec::ExecError;
-use toolsearch::{Engine, GroupSpec};
 
-#[derive(Deserialize, JsonSchema)]
-struct CustomerId {
-    /// Numeric customer ID.
-    customer_id: u64,
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct Invoices {
-    /// Numeric customer ID.
-    customer_id: u64,
-    /// Only invoices not yet paid.
-    #[serde(default)]
-    unpaid_only: bool,
-}
-
-fn crm() -> Toolset {
-    Toolset::new()
-        .tool(
-            "customer_name",
-            "Look up the display name for a customer ID.",
-            |a: CustomerId| async move {
-                match a.customer_id {
-                    42 => Ok(json!({"name": "Ada Lovelace"})),
-                    id => Err(ExecError::from(format!("no customer {id}"))),
-                }
-            },
-        )
-        .tool(
-            "update_contact_email",
-            "Change the contact email address of a customer account.",
-            |a: CustomerId| async move { Ok(json!({"updated": a.customer_id})) },
-        )
-}
-
-fn billing() -> Toolset {
-    Toolset::new().tool(
-        "list_invoices",
-        "List a customer's invoices with due dates and balances.",
-        |a: Invoices| async move {
-            Ok(json!({"customer_id": a.customer_id, "unpaid_only": a.unpaid_only, "invoices": []}))
-        },
-    )
-}
+use tools::{arguments_for, engine};
 
 /// One model turn: a tool call, or the final answer.
 enum Turn {
@@ -83,18 +39,7 @@ impl ScriptedModel {
             }
             2 => {
                 let tool = &transcript[1].1["tool"];
-                let schema = &tool["parameters_json_schema"];
-                let mut arguments = serde_json::Map::new();
-                for name in schema["required"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                {
-                    if schema["properties"][name]["type"] == "integer" {
-                        arguments.insert(name.to_owned(), json!(self.customer_id));
-                    }
-                }
+                let arguments = arguments_for(&tool["parameters_json_schema"], self.customer_id);
                 Turn::Call(
                     "call_tool".into(),
                     json!({"group": tool["group"], "tool": tool["tool"], "arguments": arguments}),
@@ -113,17 +58,7 @@ impl ScriptedModel {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let engine = Engine::builder()
-        .source(crm().into_group(
-            "crm-service",
-            GroupSpec::new("crm", "Customer records and account operations"),
-        ))
-        .source(billing().into_group(
-            "billing-service",
-            GroupSpec::new("billing", "Invoices, payments and refunds"),
-        ))
-        .build()
-        .expect("a valid catalog");
+    let engine = engine();
 
     let model_sees: Vec<String> = engine.tools().into_iter().map(|t| t.name).collect();
     println!("model sees: {}", model_sees.join(", "));

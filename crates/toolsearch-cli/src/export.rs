@@ -27,6 +27,20 @@ pub struct ExportArgs {
     /// Print the context each way of offering the catalog takes, instead of the array.
     #[arg(long)]
     stats: bool,
+    /// OpenAI only: leave the deferred namespaces out. A client-executed `tool_search_output`
+    /// carries each loaded function whole, so the request need not list them, and what the
+    /// model sees up front stays the same size whatever the catalog's.
+    #[arg(long)]
+    lean: bool,
+}
+
+/// An OpenAI export without its namespaces: the search tool and the direct tools.
+fn lean(exported: &[Value]) -> Vec<Value> {
+    exported
+        .iter()
+        .filter(|t| t["type"] != "namespace")
+        .cloned()
+        .collect()
 }
 
 /// What `--stats` reports of one way of offering the catalog.
@@ -50,6 +64,11 @@ impl Cost {
 pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
     crate::init_logging();
     let format: Format = a.format.parse()?;
+    if a.lean && format != Format::Openai {
+        anyhow::bail!(
+            "--lean is for --format openai: Anthropic resolves a tool_reference against the request's tools, so they must all be listed"
+        );
+    }
     let (exported, loaded, controls, summary) =
         with_engine(a.config.as_deref(), a.catalog.as_deref(), |engine| {
             let exported = engine.export(format)?;
@@ -68,12 +87,13 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         })?;
     let mut out = std::io::stdout().lock();
     if !a.stats {
+        let exported = if a.lean { lean(&exported) } else { exported };
         serde_json::to_writer(&mut out, &exported).context("writing to stdout")?;
         writeln!(out).context("writing to stdout")?;
         return Ok(ExitCode::SUCCESS);
     }
     let bpe = tiktoken_rs::cl100k_base().context("loading the cl100k_base encoding")?;
-    let costs = [
+    let mut costs = vec![
         Cost::of("every tool loaded directly", &loaded, &bpe),
         Cost::of("the MCP controls", &controls, &bpe),
         Cost::of(
@@ -83,6 +103,14 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         ),
         Cost::of("deferred export, whole array", &exported, &bpe),
     ];
+    if format == Format::Openai {
+        // The lean array is all the model sees up front.
+        costs.push(Cost::of(
+            "lean export (--lean), whole array",
+            &lean(&exported),
+            &bpe,
+        ));
+    }
     writeln!(out, "{format}: {summary}")?;
     let rows: Vec<[String; 3]> = costs
         .iter()

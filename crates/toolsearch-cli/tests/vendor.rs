@@ -208,6 +208,37 @@ fn bad_usage_exits_2_and_a_bad_search_exits_1() {
     assert_eq!(bad.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&bad.stderr).lines().count(), 1);
 
+    // --lean: OpenAI only, the full export without its namespaces.
+    let lean = toolsearch(&["export", "--format", "anthropic", "--lean", "--catalog", c]);
+    assert_eq!(lean.status.code(), Some(2));
+    let full = stdout_json(&toolsearch(&[
+        "export",
+        "--format",
+        "openai",
+        "--catalog",
+        c,
+    ]));
+    let lean = stdout_json(&toolsearch(&[
+        "export",
+        "--format",
+        "openai",
+        "--lean",
+        "--catalog",
+        c,
+    ]));
+    let kept: Vec<&Value> = full
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter(|t| t["type"] != "namespace")
+        .collect();
+    assert_eq!(
+        lean.as_array().expect("array").iter().collect::<Vec<_>>(),
+        kept
+    );
+    assert_eq!(lean[0]["type"], "tool_search");
+    assert_eq!(lean[1]["name"], "current_time");
+
     let e = toolsearch(&[
         "control",
         "--catalog",

@@ -1,5 +1,5 @@
 //! `POST /v1/tool_search` on the HTTP listener: a search answered in a vendor's shape, for
-//! agents that call the model APIs directly (docs/vendor.md). Behind the same authentication
+//! agents that call the model APIs directly (docs/reference.md, "Vendor formats"). Behind the same authentication
 //! as MCP; the caller's identity picks its policy and rate limit, as for its MCP calls.
 //!
 //! Body: `{"format": "anthropic"|"openai", "query": "...", "limit"?: n, "call_id"?: "..."}`.

@@ -1,5 +1,5 @@
 //! Vendor formats: the catalog as the Anthropic Messages API and the OpenAI Responses API
-//! take deferred tools, and the search and call answers in their shapes (docs/vendor.md).
+//! take deferred tools, and the search and call answers in their shapes (docs/reference.md, "Vendor formats").
 //!
 //! `name` gives every tool the name a vendor accepts (its canonical name, or a stable short
 //! form), `export` the tools array, `reply` the search request and the answers. The engine

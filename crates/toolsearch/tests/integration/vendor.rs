@@ -383,3 +383,79 @@ async fn a_vendor_call_is_approved_and_counted_like_any_other() {
             .contains("usage_limit")
     );
 }
+
+/// Golden files of the vendor wire formats: the exports and the search answers over the
+/// golden seed catalog, pinned in `tests/golden/vendor_<case>.json` (regenerate with
+/// `UPDATE_GOLDEN=1`; review the diff).
+#[tokio::test]
+async fn vendor_answers_match_golden_files() {
+    use crate::common::{crate_dir, engine};
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let dir = crate_dir().join("tests/golden");
+    let e = engine("seed_golden.json", Settings::default());
+    let mut cases: Vec<(&str, Value, Value, bool)> = Vec::new();
+    for (name, format) in [
+        ("export_anthropic", Format::Anthropic),
+        ("export_openai", Format::Openai),
+    ] {
+        let tools = e.export(format).expect("exportable");
+        cases.push((name, json!(format.as_str()), Value::Array(tools), false));
+    }
+    let searches = [
+        (
+            "search_anthropic",
+            Format::Anthropic,
+            json!({"query": "refund a payment", "limit": 3}),
+        ),
+        (
+            "search_anthropic_none",
+            Format::Anthropic,
+            json!({"query": "zebra xylophone"}),
+        ),
+        (
+            "search_anthropic_bad_limit",
+            Format::Anthropic,
+            json!({"query": "refund", "limit": 0}),
+        ),
+        (
+            "search_openai",
+            Format::Openai,
+            json!({"call_id": "call_1", "arguments": {"query": "customer email", "limit": 4}}),
+        ),
+        (
+            "search_openai_none",
+            Format::Openai,
+            json!({"call_id": "call_2", "arguments": "{\"query\": \"zebra xylophone\"}"}),
+        ),
+        (
+            "search_openai_no_query",
+            Format::Openai,
+            json!({"call_id": "call_3", "arguments": {}}),
+        ),
+    ];
+    for (name, format, args) in searches {
+        let out = e.handle_vendor(format, "tool_search", args.clone()).await;
+        cases.push((name, args, out.value, out.is_error));
+    }
+    let mut failures = Vec::new();
+    for (name, arguments, result, is_error) in cases {
+        let path = dir.join(format!("vendor_{name}.json"));
+        if update {
+            let record = json!({"arguments": arguments, "is_error": is_error, "result": result});
+            let text = serde_json::to_string_pretty(&record).expect("json") + "\n";
+            std::fs::write(&path, text).expect("write golden");
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            failures.push(format!("{name}: no golden file (run with UPDATE_GOLDEN=1)"));
+            continue;
+        };
+        let golden: Value = serde_json::from_str(&text).expect("golden parses");
+        let want = serde_json::to_string(&golden["result"]).expect("json");
+        let got = serde_json::to_string(&result).expect("json");
+        if want != got || golden["is_error"] != is_error {
+            failures.push(format!("{name}:\n  want {want}\n  got  {got}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
