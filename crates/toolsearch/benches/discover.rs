@@ -23,6 +23,7 @@ use toolsearch::catalog::{Directory, parse_catalog};
 use toolsearch::config::PolicyRule;
 use toolsearch::policy::Policy;
 use toolsearch::search::reference::rank_all;
+use toolsearch::vendor::Format;
 use toolsearch::{Engine, Settings, Snapshot};
 
 #[path = "toolbench.rs"]
@@ -259,5 +260,39 @@ fn describe_tool(bencher: divan::Bencher) {
             "describe_tool",
             &json!({"group": "TheClique", "tool": "Transfermarkt search"}),
         ))
+    });
+}
+
+/// `discover_tools` at 10k with a page of 5: the peer of `tool_search_10k`.
+#[divan::bench]
+fn discover_limit5_10k(bencher: divan::Bencher) {
+    let e = engine(10_000);
+    let qs = queries();
+    let mut i = 0;
+    bencher.bench_local(|| {
+        i = (i + 1) % qs.len();
+        black_box(e.handle_control("discover_tools", &json!({"query": qs[i], "limit": 5})))
+    });
+}
+
+/// The vendor search at 10k (default limit 5, the same keyword method): Anthropic's
+/// `tool_reference` blocks, OpenAI's `tool_search_output` with each function's schema.
+#[divan::bench(args = ["anthropic", "openai"])]
+fn tool_search_10k(bencher: divan::Bencher, format: &str) {
+    let e = engine(10_000);
+    let format: Format = format.parse().expect("a format");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    let qs = queries();
+    let mut i = 0;
+    bencher.bench_local(|| {
+        i = (i + 1) % qs.len();
+        let args = match format {
+            Format::Anthropic => json!({"query": qs[i]}),
+            Format::Openai => json!({"call_id": "c", "arguments": {"query": qs[i]}}),
+        };
+        black_box(rt.block_on(e.handle_vendor(format, "tool_search", args)))
     });
 }
