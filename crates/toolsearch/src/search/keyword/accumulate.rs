@@ -1,7 +1,15 @@
-//! Per-query accumulation: each keyword's hits added column-wise to per-bucket counters, the
-//! candidates cut by a coverage threshold, and ranks packed into a `u128` for selection.
+//! Per-query accumulation: each keyword's hits added to the coverage counters (and a sparse
+//! keyword's to per-bucket counters), the candidates cut by a coverage threshold, and only
+//! then their bucket counts gathered from the dense keywords' bytes and packed into a `u128`
+//! for selection.
+//!
+//! A dense keyword (one hitting a sixteenth of the tools or more: "the", "a", a frequent
+//! substring) is one pass over the scope for coverage; its buckets are read back only for the
+//! candidates, which are few next to a 100k-tool scope. (Adding every dense keyword's buckets
+//! to ten per-bucket columns cost ten more passes each: the p99 of long questions at 100k.)
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::KeywordIndex;
 use super::hits::KeywordHits;
@@ -18,6 +26,9 @@ pub(super) struct Scratch {
     pub(super) exact: Vec<ToolId>,
     pub(super) best: Vec<u8>,
     pub(super) best_touched: Vec<ToolId>,
+    /// This query's keywords' hits, in the order applied (dense ones are read back for the
+    /// candidates' buckets; sparse ones say which counters to zero).
+    pub(super) applied: Vec<Arc<KeywordHits>>,
 }
 
 /// No bucket: the keyword does not hit the tool.
@@ -45,9 +56,10 @@ impl KeywordIndex {
 }
 
 /// Adds one keyword's hits in `scope` to the accumulators; returns whether it was dense.
-pub(super) fn apply(hits: &KeywordHits, scope: &Range<ToolId>, s: &mut Scratch) -> bool {
+pub(super) fn apply(hits: &Arc<KeywordHits>, scope: &Range<ToolId>, s: &mut Scratch) -> bool {
     let (lo, hi) = (scope.start as usize, scope.end as usize);
-    match hits {
+    s.applied.push(hits.clone());
+    match &**hits {
         KeywordHits::Sparse(tools, buckets) => {
             let from = tools.partition_point(|&t| t < scope.start);
             let to = tools.partition_point(|&t| t < scope.end);
@@ -62,27 +74,46 @@ pub(super) fn apply(hits: &KeywordHits, scope: &Range<ToolId>, s: &mut Scratch) 
             false
         }
         KeywordHits::Dense(best) => {
-            let best = &best[lo..hi];
-            for (c, &b) in s.coverage[lo..hi].iter_mut().zip(best) {
+            for (c, &b) in s.coverage[lo..hi].iter_mut().zip(&best[lo..hi]) {
                 *c += u16::from(b != NONE);
-            }
-            for (bucket, counts) in s.counts.iter_mut().enumerate() {
-                let bucket = bucket as u8;
-                for (c, &b) in counts[lo..hi].iter_mut().zip(best) {
-                    *c += u16::from(b == bucket);
-                }
             }
             true
         }
     }
 }
 
+/// The packed rank of tool `t`: its sparse keywords' bucket counts, plus one for each dense
+/// keyword at its bucket for `t`.
 fn packed_key(s: &Scratch, t: usize, exact: bool) -> u128 {
+    let mut counts = [0u16; BUCKETS];
+    for (c, column) in counts.iter_mut().zip(&s.counts) {
+        *c = column[t];
+    }
+    for hits in &s.applied {
+        if let KeywordHits::Dense(best) = &**hits
+            && best[t] != NONE
+        {
+            counts[best[t] as usize] += 1;
+        }
+    }
     let mut key = (u128::from(exact) << 121) | (u128::from(s.coverage[t]) << 110);
-    for (b, counts) in s.counts.iter().enumerate() {
-        key |= u128::from(counts[t]) << (11 * (9 - b));
+    for (b, &c) in counts.iter().enumerate() {
+        key |= u128::from(c) << (11 * (9 - b));
     }
     key
+}
+
+/// Zeroes the per-bucket counters the sparse keywords set, and forgets the query's hits.
+fn reset_counts(s: &mut Scratch, scope: &Range<ToolId>) {
+    for hits in s.applied.drain(..) {
+        if let KeywordHits::Sparse(tools, buckets) = &*hits {
+            let from = tools.partition_point(|&t| t < scope.start);
+            let to = tools.partition_point(|&t| t < scope.end);
+            for (&t, &b) in tools[from..to].iter().zip(&buckets[from..to]) {
+                s.counts[b as usize][t as usize] = 0;
+            }
+        }
+    }
 }
 
 /// Counts every match and returns at least the best `need` as (packed rank, tool), leaving the
@@ -144,9 +175,7 @@ pub(super) fn collect(
             out.push((packed_key(s, t as usize, true), t));
         }
         s.coverage[lo..hi].fill(0);
-        for counts in &mut s.counts {
-            counts[lo..hi].fill(0);
-        }
+        reset_counts(s, scope);
         s.touched.clear();
     } else {
         for &t in &s.touched {
@@ -163,10 +192,8 @@ pub(super) fn collect(
         }
         for &t in &s.touched {
             s.coverage[t as usize] = 0;
-            for counts in &mut s.counts {
-                counts[t as usize] = 0;
-            }
         }
+        reset_counts(s, scope);
         s.touched.clear();
         total = out.len();
     }
