@@ -17,7 +17,12 @@ use crate::stdio::JsonRpcStdio;
 
 /// How long a child whose stdin was closed has to exit, before a `SIGTERM` and again before a
 /// kill (rmcp's own figure).
-pub(super) const EXIT_GRACE: Duration = Duration::from_secs(3);
+pub(super) const EXIT_GRACE: Duration = if cfg!(test) {
+    // The unit tests below wait through every grace.
+    Duration::from_millis(300)
+} else {
+    Duration::from_secs(3)
+};
 
 /// Kills the child when dropped, unless it was already ended.
 struct ChildGuard(Option<Box<dyn ChildWrapper>>);
@@ -87,8 +92,12 @@ impl ChildTransport {
         if self.child.0.is_none() {
             return Ok(());
         }
-        if let Err(e) = self.io.close().await {
-            tracing::debug!(error = %e, "closing an upstream's stdin");
+        // A child that stopped reading while a line is pending would hold the close: it gets
+        // the same grace as the exit, then the signals.
+        match tokio::time::timeout(EXIT_GRACE, self.io.close()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::debug!(error = %e, "closing an upstream's stdin"),
+            Err(_) => tracing::debug!("closing an upstream's stdin timed out"),
         }
         let Some(child) = self.child.0.as_mut() else {
             return Ok(());
@@ -133,5 +142,43 @@ impl Transport<RoleClient> for ChildTransport {
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.shut_down().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use super::*;
+
+    /// A child that never reads its stdin and ignores SIGTERM, with a line it cannot take
+    /// pending: closing still ends within the graces (it is killed), instead of waiting on
+    /// the write for ever.
+    #[tokio::test]
+    async fn a_child_that_stops_reading_is_still_ended() {
+        let mut command = CommandWrap::with_new("sh", |c| {
+            c.args(["-c", "trap '' TERM; sleep 60"]);
+        });
+        command.command_mut().stderr(Stdio::null());
+        let (mut transport, _) = ChildTransport::spawn(command).expect("spawn sh");
+        let pid = transport.id().expect("running");
+        let blob = "x".repeat(1 << 20);
+        let line: TxJsonRpcMessage<RoleClient> = serde_json::from_value(serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "t", "arguments": {"blob": blob}}
+        }))
+        .expect("a tools/call request");
+        // The pipe takes 64 KiB of the megabyte; the rest waits on a reader that never comes.
+        let pending = tokio::spawn(transport.send(line));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let started = Instant::now();
+        let closed = tokio::time::timeout(Duration::from_secs(10), transport.shut_down()).await;
+        assert!(closed.is_ok(), "closing waited on the pending write");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(transport.id().is_none(), "the child is ended");
+        let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.contains(") Z "));
+        assert!(!alive, "the child was killed and reaped");
+        pending.abort();
     }
 }
