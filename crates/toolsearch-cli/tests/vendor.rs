@@ -208,6 +208,28 @@ fn bad_usage_exits_2_and_a_bad_search_exits_1() {
     assert_eq!(bad.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&bad.stderr).lines().count(), 1);
 
+    // From a config: its sources gathered by a short-lived gateway, the same array.
+    let config = dir.join("toolsearch.toml");
+    std::fs::write(
+        &config,
+        format!("[[source]]\nname = \"example\"\ncatalog = {c:?}\n"),
+    )
+    .expect("write config");
+    let by_config = toolsearch(&[
+        "export",
+        "--format",
+        "anthropic",
+        "--config",
+        config.to_str().expect("path"),
+    ]);
+    assert!(
+        by_config.status.success(),
+        "{}",
+        String::from_utf8_lossy(&by_config.stderr)
+    );
+    let by_catalog = toolsearch(&["export", "--format", "anthropic", "--catalog", c]);
+    assert_eq!(stdout_json(&by_config), stdout_json(&by_catalog));
+
     // --lean: OpenAI only, the full export without its namespaces.
     let lean = toolsearch(&["export", "--format", "anthropic", "--lean", "--catalog", c]);
     assert_eq!(lean.status.code(), Some(2));
