@@ -103,7 +103,7 @@ impl Engine {
     ) -> VendorReply {
         let reached = (self.audit.is_some() || self.observer.is_some())
             .then(|| self.vendor_reached(session, name));
-        if name == SEARCH_TOOL && self.snapshot().directory().offers_controls() {
+        if name == SEARCH_TOOL {
             let req = SearchRequest::parse(format, &arguments, self.settings.max_results);
             let answer = self
                 .recorded(

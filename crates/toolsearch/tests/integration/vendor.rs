@@ -459,3 +459,26 @@ async fn vendor_answers_match_golden_files() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// With nothing grouped the export has no search tool, and a search anyway finds nothing
+/// (it is not an unknown tool).
+#[tokio::test]
+async fn a_catalog_of_direct_tools_only_exports_them_and_searches_nothing() {
+    let e = Engine::builder()
+        .source(tools(&["clock"]).into_direct("clock-service"))
+        .build()
+        .expect("valid");
+    assert_eq!(
+        names(&e.export(Format::Anthropic).expect("export")),
+        ["clock"]
+    );
+    let out = e
+        .handle_vendor(
+            Format::Openai,
+            "tool_search",
+            json!({"arguments": {"query": "clock"}}),
+        )
+        .await;
+    assert!(!out.is_error);
+    assert_eq!(out.value["tools"], json!([]));
+}
