@@ -435,7 +435,17 @@ catalog = {catalog:?}
         assert_eq!(statuses, [200, 200, 200, 429]);
     });
     drop(gw);
-    // What the HTTP search served takes the vendors' shapes too.
+    // What the HTTP search served takes the vendors' shapes too; the exports come from a
+    // config whose source lets programs call its tools (OpenAI's `allowed_callers`).
+    let programmable = dir.join("programmable.toml");
+    std::fs::write(
+        &programmable,
+        format!(
+            "[[source]]\nname = \"example\"\ncatalog = {:?}\ncodeact = [\"customer_name\"]\n",
+            catalog.display().to_string()
+        ),
+    )
+    .expect("write config");
     for (name, format) in [
         ("anthropic_export.json", "anthropic"),
         ("openai_export.json", "openai"),
@@ -444,11 +454,20 @@ catalog = {catalog:?}
             "export",
             "--format",
             format,
-            "--catalog",
-            catalog.to_str().expect("path"),
+            "--config",
+            programmable.to_str().expect("path"),
         ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         std::fs::write(dir.join(name), &o.stdout).expect("save");
     }
+    let openai: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("openai_export.json")).expect("read"))
+            .expect("JSON");
+    assert!(
+        openai
+            .to_string()
+            .contains("\"allowed_callers\":[\"direct\",\"programmatic\"]")
+    );
     let call = toolsearch(&[
         "control",
         "--catalog",

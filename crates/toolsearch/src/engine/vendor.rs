@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use super::Engine;
-use super::route::{Answer, Reached};
+use super::route::{Answer, Caller, Reached};
 use crate::catalog::View;
 use crate::controls::{ControlOutput, Searched};
 use crate::dispatch::call::Target;
@@ -84,9 +84,39 @@ impl Engine {
         name: &str,
         arguments: Value,
     ) -> VendorReply {
+        self.vendor_traced(session, format, name, arguments, Caller::Model)
+            .await
+    }
+
+    /// A call the vendor's code execution made for the model's program (Anthropic: a
+    /// `tool_use` whose `caller` is a code-execution tool; OpenAI: a `function_call` whose
+    /// `caller` is `{"type": "program"}`), counted in `session`. As for a CodeAct program's
+    /// calls, only a tool whose source lets programs call it runs; any other answers
+    /// `codeact_denied` and nothing runs.
+    pub async fn handle_vendor_program_in(
+        &self,
+        session: &Arc<Session>,
+        format: Format,
+        name: &str,
+        arguments: Value,
+    ) -> VendorReply {
+        self.vendor_traced(session, format, name, arguments, Caller::Code)
+            .await
+    }
+
+    async fn vendor_traced(
+        &self,
+        session: &Arc<Session>,
+        format: Format,
+        name: &str,
+        arguments: Value,
+        caller: Caller,
+    ) -> VendorReply {
         let span = tracing::info_span!("tool_call", tool = name, format = format.as_str());
         async {
-            let reply = self.vendor_call(session, format, name, arguments).await;
+            let reply = self
+                .vendor_call(session, format, name, arguments, caller)
+                .await;
             tracing::info!(is_error = reply.is_error, "answered");
             reply
         }
@@ -100,6 +130,7 @@ impl Engine {
         format: Format,
         name: &str,
         arguments: Value,
+        caller: Caller,
     ) -> VendorReply {
         let reached = (self.audit.is_some() || self.observer.is_some())
             .then(|| self.vendor_reached(session, name));
@@ -150,7 +181,7 @@ impl Engine {
                 session,
                 name,
                 reached,
-                self.vendor_tool(session, name, args),
+                self.vendor_tool(session, name, args, caller),
             )
             .await;
         match answer {
@@ -257,12 +288,14 @@ impl Engine {
     }
 
     /// A tool called by its exported name (or a direct tool by its name): one call charged,
-    /// then the one call path.
+    /// then — when a program calls, only a tool its source lets programs call — the one call
+    /// path.
     async fn vendor_tool(
         &self,
         session: &Arc<Session>,
         name: &str,
         args: Map<String, Value>,
+        caller: Caller,
     ) -> Answer {
         let snap = self.snapshot();
         let dir = snap.directory();
@@ -283,6 +316,19 @@ impl Engine {
         }
         if let Err(e) = self.charge(session, 1) {
             return Answer::Error(e);
+        }
+        let eligible = match (grouped, direct) {
+            (Some(id), _) => dir.tool(id).codeact,
+            (None, Some((_, d))) => d.def.codeact,
+            (None, None) => false,
+        };
+        if caller == Caller::Code && !eligible {
+            return Answer::Error(
+                ToolError::codeact_denied(format!(
+                    "{name:?} may not be called from a program (its source does not allow it); nothing ran. Call it directly, outside the code."
+                ))
+                .with("tool", name),
+            );
         }
         match (grouped, direct) {
             (Some(id), _) => self.dispatch_grouped(session, &snap, id, args).await,

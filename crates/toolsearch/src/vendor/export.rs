@@ -57,7 +57,10 @@ fn search_parameters(settings: &Settings) -> Value {
     })
 }
 
-/// One function definition in the format's shape.
+/// One function definition in the format's shape. `programmatic`: its source lets programs
+/// call it, so an OpenAI function also allows the model's programs as callers (Anthropic's
+/// caller names are tied to the code-execution tool version an agent declares; they are left
+/// to the agent).
 fn function(
     format: Format,
     name: &str,
@@ -65,6 +68,7 @@ fn function(
     schema: Map<String, Value>,
     output: Option<Map<String, Value>>,
     deferred: bool,
+    programmatic: bool,
 ) -> Value {
     let mut f = Map::new();
     match format {
@@ -87,6 +91,9 @@ fn function(
             f.insert("strict".into(), false.into());
             if let Some(out) = output {
                 f.insert("output_schema".into(), Value::Object(out));
+            }
+            if programmatic {
+                f.insert("allowed_callers".into(), json!(["direct", "programmatic"]));
             }
         }
     }
@@ -123,6 +130,7 @@ pub(crate) fn deferred_tool(format: Format, view: View<'_>, id: u32) -> Value {
         t.input_schema(),
         t.output_schema(),
         true,
+        t.codeact,
     )
 }
 
@@ -175,6 +183,7 @@ pub fn export(
             d.def.input_schema.to_map(),
             d.def.output_schema.as_ref().map(|s| s.to_map()),
             false,
+            d.def.codeact,
         ));
     }
     for (g, group) in view.groups() {
@@ -209,6 +218,7 @@ pub fn loaded(format: Format, view: View<'_>) -> Vec<Value> {
                 d.def.input_schema.to_map(),
                 d.def.output_schema.as_ref().map(|s| s.to_map()),
                 false,
+                d.def.codeact,
             )
         })
         .collect();
@@ -222,6 +232,7 @@ pub fn loaded(format: Format, view: View<'_>) -> Vec<Value> {
                 t.input_schema(),
                 t.output_schema(),
                 false,
+                t.codeact,
             ));
         }
     }
@@ -240,7 +251,15 @@ pub fn plain(format: Format, defs: &[crate::controls::ToolDefinition]) -> Vec<Va
                 Some(Value::Object(m)) => Some(m.clone()),
                 _ => None,
             };
-            function(format, &d.name, &d.description, schema, output, false)
+            function(
+                format,
+                &d.name,
+                &d.description,
+                schema,
+                output,
+                false,
+                false,
+            )
         })
         .collect()
 }

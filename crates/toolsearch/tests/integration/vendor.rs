@@ -482,3 +482,58 @@ async fn a_catalog_of_direct_tools_only_exports_them_and_searches_nothing() {
     assert!(!out.is_error);
     assert_eq!(out.value["tools"], json!([]));
 }
+
+/// A call the vendor's code execution makes runs only when the tool's source lets programs
+/// call it, as a CodeAct program's would; the model's own call of the same tool runs.
+#[tokio::test]
+async fn a_programmatic_vendor_call_needs_a_tool_programs_may_call() {
+    use toolsearch::catalog::CodeActTools;
+    let e = Engine::builder()
+        .source(
+            tools(&["find_customer", "delete_customer"])
+                .codeact(CodeActTools::Only(vec!["find_customer".into()]))
+                .into_group("crm-service", GroupSpec::new("crm", "Customer records")),
+        )
+        .build()
+        .expect("valid");
+    let exported = e.export(Format::Openai).expect("export");
+    let crm = exported[1]["tools"].as_array().expect("crm's functions");
+    assert_eq!(crm[0]["name"], "crm__delete_customer");
+    assert!(
+        crm[0].get("allowed_callers").is_none(),
+        "programs may not call it"
+    );
+    assert_eq!(crm[1]["allowed_callers"], json!(["direct", "programmatic"]));
+    let s = e.session().clone();
+    let ok = e
+        .handle_vendor_program_in(
+            &s,
+            Format::Openai,
+            "crm__find_customer",
+            json!({"call_id": "c1", "arguments": {"id": 1}}),
+        )
+        .await;
+    assert!(!ok.is_error, "{}", ok.value);
+    let denied = e
+        .handle_vendor_program_in(
+            &s,
+            Format::Anthropic,
+            "crm__delete_customer",
+            json!({"id": 1}),
+        )
+        .await;
+    assert!(denied.is_error);
+    assert_eq!(
+        denied.error.as_ref().expect("error")["error"],
+        "codeact_denied"
+    );
+    let direct = e
+        .handle_vendor_in(
+            &s,
+            Format::Anthropic,
+            "crm__delete_customer",
+            json!({"id": 1}),
+        )
+        .await;
+    assert!(!direct.is_error, "{}", direct.value);
+}
