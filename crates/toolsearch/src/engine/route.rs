@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::snapshot::Snapshot;
 use super::{Engine, run_discovery};
-use crate::catalog::View;
+use crate::catalog::{DirectEntry, View};
 use crate::config::Surface;
 use crate::controls::{self, Control, ControlOutput, args};
 use crate::dispatch::call::Target;
@@ -339,17 +339,29 @@ impl Engine {
                         ));
                     }
                 };
-                let target = Target {
-                    group: None,
-                    tool: &d.def.name,
-                    source: &d.source,
-                    schema: d.def.input_schema.json(),
-                    validator: snap.validators().direct(index),
-                    executor: d.executor.as_ref(),
-                };
-                self.path.dispatch(session, target, args).await.into()
+                self.dispatch_direct(session, &snap, index, d, args).await
             }
         }
+    }
+
+    /// A direct tool (the `index`-th of the directory's) down the one call path.
+    pub(super) async fn dispatch_direct(
+        &self,
+        session: &Arc<Session>,
+        snap: &Snapshot,
+        index: usize,
+        d: &DirectEntry,
+        args: Map<String, Value>,
+    ) -> Answer {
+        let target = Target {
+            group: None,
+            tool: &d.def.name,
+            source: &d.source,
+            schema: d.def.input_schema.json(),
+            validator: snap.validators().direct(index),
+            executor: d.executor.as_ref(),
+        };
+        self.path.dispatch(session, target, args).await.into()
     }
 
     /// Charges `cost` tool calls to `session`: a `usage_limit` error when over its limit.

@@ -11,7 +11,6 @@ use super::Engine;
 use super::route::{Answer, Caller, Reached};
 use crate::catalog::View;
 use crate::controls::{ControlOutput, Searched};
-use crate::dispatch::call::Target;
 use crate::error::ToolError;
 use crate::exec::Session;
 use crate::search::{Query, Searcher};
@@ -332,17 +331,7 @@ impl Engine {
         }
         match (grouped, direct) {
             (Some(id), _) => self.dispatch_grouped(session, &snap, id, args).await,
-            (None, Some((index, d))) => {
-                let target = Target {
-                    group: None,
-                    tool: &d.def.name,
-                    source: &d.source,
-                    schema: d.def.input_schema.json(),
-                    validator: snap.validators().direct(index),
-                    executor: d.executor.as_ref(),
-                };
-                self.path.dispatch(session, target, args).await.into()
-            }
+            (None, Some((index, d))) => self.dispatch_direct(session, &snap, index, d, args).await,
             (None, None) => unreachable!("checked above"),
         }
     }
