@@ -82,17 +82,15 @@ pub(super) fn apply(hits: &Arc<KeywordHits>, scope: &Range<ToolId>, s: &mut Scra
     }
 }
 
-/// The packed rank of tool `t`: its sparse keywords' bucket counts, plus one for each dense
-/// keyword at its bucket for `t`.
-fn packed_key(s: &Scratch, t: usize, exact: bool) -> u128 {
+/// The packed rank of tool `t`: its sparse keywords' bucket counts, plus one for each of the
+/// `dense` keywords' bytes that names a bucket for `t`.
+fn packed_key(s: &Scratch, dense: &[&[u8]], t: usize, exact: bool) -> u128 {
     let mut counts = [0u16; BUCKETS];
     for (c, column) in counts.iter_mut().zip(&s.counts) {
         *c = column[t];
     }
-    for hits in &s.applied {
-        if let KeywordHits::Dense(best) = &**hits
-            && best[t] != NONE
-        {
+    for best in dense {
+        if best[t] != NONE {
             counts[best[t] as usize] += 1;
         }
     }
@@ -165,14 +163,23 @@ pub(super) fn collect(
             have += hist[threshold];
         }
         let threshold = threshold.max(1) as u16;
+        // The dense keywords' bytes, gathered once for the candidates.
+        let dense: Vec<&[u8]> = s
+            .applied
+            .iter()
+            .filter_map(|h| match &**h {
+                KeywordHits::Dense(best) => Some(best.as_slice()),
+                KeywordHits::Sparse(..) => None,
+            })
+            .collect();
         for t in lo..hi {
             if s.coverage[t] >= threshold && sees(t) && exact.binary_search(&(t as ToolId)).is_err()
             {
-                out.push((packed_key(s, t, false), t as ToolId));
+                out.push((packed_key(s, &dense, t, false), t as ToolId));
             }
         }
         for &t in &exact {
-            out.push((packed_key(s, t as usize, true), t));
+            out.push((packed_key(s, &dense, t as usize, true), t));
         }
         s.coverage[lo..hi].fill(0);
         reset_counts(s, scope);
@@ -183,11 +190,11 @@ pub(super) fn collect(
                 continue;
             }
             let is_exact = exact.binary_search(&t).is_ok();
-            out.push((packed_key(s, t as usize, is_exact), t));
+            out.push((packed_key(s, &[], t as usize, is_exact), t));
         }
         for &t in &exact {
             if s.coverage[t as usize] == 0 {
-                out.push((packed_key(s, t as usize, true), t));
+                out.push((packed_key(s, &[], t as usize, true), t));
             }
         }
         for &t in &s.touched {
