@@ -2,7 +2,9 @@
 //! - `call_tool` → server-everything's `echo` through `toolsearch serve`, against the same
 //!   client calling the same upstream directly (the peer) and a line through `cat` (the floor
 //!   of any process hop), interleaved call by call; with `TOOLSEARCH_BENCH_BASELINE` set to
-//!   another `toolsearch` binary (an older build), that one too, in the same run;
+//!   another `toolsearch` binary (an older build), that one too, in the same run; with
+//!   `TOOLSEARCH_BENCH_FORWARDER` set, a bare rmcp forwarder too (the least a gateway on
+//!   rmcp's service loops costs: see `forwarder`);
 //! - `discover_tools` through `toolsearch serve` with ToolBench (2,479 tools) as a static
 //!   source, against the same call answered in-process by the engine.
 //!
@@ -17,6 +19,10 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Map, Value, json};
+
+// The allocator `toolsearch` runs on, for the forwarder's sake (the client's calls share it).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -197,18 +203,88 @@ async fn hop_rounds(
         }
         println!("{row}");
     }
-    if let [(base, _), (current, _)] = gateways {
-        let ratios: Vec<f64> = shares[1]
-            .iter()
-            .zip(&shares[0])
-            .map(|(c, b)| c / b)
-            .collect();
-        println!("share of {current} / share of {base}, per round: {ratios:.2?}");
+    // Every other gateway's share against the first one's (the baseline, when there is one).
+    if let Some(((base, _), first)) = gateways.first().zip(shares.first()) {
+        for ((name, _), share) in gateways.iter().zip(&shares).skip(1) {
+            let ratios: Vec<f64> = share.iter().zip(first).map(|(c, b)| c / b).collect();
+            println!("share of {name} / share of {base}, per round: {ratios:.2?}");
+        }
     }
     let _ = cat.child.kill().await;
 }
 
+/// The least a gateway on rmcp's service loops can do: an rmcp server whose `call_tool` hands
+/// `{group, tool, arguments}` to one stdio upstream's rmcp client and its answer back, on the
+/// gateway's own line transports and a single-threaded runtime as `toolsearch serve` runs,
+/// with nothing between (no routing, validation, metrics, audit or traces). Run as this bench
+/// binary re-executed with `FORWARDER_UPSTREAM` set to the upstream's script.
+mod forwarder {
+    use rmcp::model::{
+        CallToolRequestParams, CallToolResponse, InitializeResult, ServerCapabilities,
+    };
+    use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer};
+    use rmcp::{ErrorData, ServerHandler, ServiceExt};
+    use toolsearch_mcp::JsonRpcStdio;
+
+    struct Forward(Peer<RoleClient>);
+
+    impl ServerHandler for Forward {
+        fn get_info(&self) -> InitializeResult {
+            InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+        }
+
+        async fn call_tool(
+            &self,
+            request: CallToolRequestParams,
+            _: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, ErrorData> {
+            let args = request.arguments.unwrap_or_default();
+            let tool = args
+                .get("tool")
+                .and_then(|t| t.as_str())
+                .unwrap_or_default();
+            let mut call = CallToolRequestParams::new(tool.to_owned());
+            if let Some(serde_json::Value::Object(a)) = args.get("arguments") {
+                call = call.with_arguments(a.clone());
+            }
+            self.0
+                .call_tool_once(call)
+                .await
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+        }
+    }
+
+    pub fn run(script: &str) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let mut child = tokio::process::Command::new("node")
+                .arg(script)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("upstream");
+            let io = JsonRpcStdio::<_, _, RoleClient>::with_io(
+                child.stdout.take().expect("stdout"),
+                child.stdin.take().expect("stdin"),
+            );
+            let upstream = ().serve(io).await.expect("upstream initialize");
+            let server = Forward(upstream.peer().clone())
+                .serve(JsonRpcStdio::new())
+                .await
+                .expect("initialize");
+            let _ = server.waiting().await;
+        });
+    }
+}
+
 fn main() {
+    if let Ok(script) = std::env::var("FORWARDER_UPSTREAM") {
+        return forwarder::run(&script);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -243,9 +319,21 @@ fn main() {
             Ok(bin) => Some(serve(&bin).await),
             Err(_) => None,
         };
+        // With TOOLSEARCH_BENCH_FORWARDER set, the floor of a gateway on rmcp's service loops
+        // (see `forwarder`).
+        let forwarder = if std::env::var_os("TOOLSEARCH_BENCH_FORWARDER").is_some() {
+            let mut cmd = tokio::process::Command::new(std::env::current_exe().expect("exe"));
+            cmd.env("FORWARDER_UPSTREAM", everything_js());
+            Some(spawn(cmd).await)
+        } else {
+            None
+        };
         let mut gateways = Vec::new();
         if let Some(b) = &baseline {
             gateways.push(("the baseline's `toolsearch serve`", b));
+        }
+        if let Some(f) = &forwarder {
+            gateways.push(("a bare rmcp forwarder", f));
         }
         gateways.push(("`toolsearch serve` (stdio)", &gateway));
 
@@ -253,8 +341,8 @@ fn main() {
         println!("The stdio hop: `call_tool` → server-everything's `echo`; medians of {n} per round");
         println!();
         hop_rounds(3, n, &direct, &gateways).await;
-        if let Some(b) = baseline {
-            b.cancel().await.expect("close");
+        for other in [baseline, forwarder].into_iter().flatten() {
+            other.cancel().await.expect("close");
         }
         println!();
         let echo = json!({"message": "benchmark"});
