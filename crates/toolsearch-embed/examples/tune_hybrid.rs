@@ -76,7 +76,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut prepared = Vec::new();
             for q in &queries {
                 let v = sem.embed_query(&q.query)?;
-                let (dense, _) = vectors.search(&v, scope.clone(), hybrid::DEPTH, f32::MIN);
+                let (dense, _) =
+                    vectors.search_query(&v, scope.clone(), hybrid::DEPTH, f32::MIN, None);
                 let (sparse, _) = bm25.search(&q.query, scope.clone(), hybrid::DEPTH);
                 prepared.push((dense, sparse));
             }

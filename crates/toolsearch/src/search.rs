@@ -15,6 +15,7 @@ pub mod keyword;
 mod ranking;
 pub mod reference;
 pub mod semantic;
+pub mod sentences;
 
 pub use analysis::{analyze, terms};
 pub use corpus::{Corpus, Doc};
@@ -154,8 +155,14 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
                 let cos = self
                     .index
                     .vectors(self.corpus, sem)
-                    .and_then(|v| Ok(v.similarity(tool, &sem.embed_query(query)?)))
-                    .map_or_else(|e| e.to_string(), |c| format!("cosine {c:.3}"));
+                    .and_then(|v| {
+                        let q = sem.embed_query(query)?;
+                        Ok(v.query_similarities(&q, tool..tool + 1))
+                    })
+                    .map_or_else(
+                        |e| e.to_string(),
+                        |c| format!("cosine {:.3}", c.first().copied().unwrap_or_default()),
+                    );
                 if method == SearchMethod::Semantic {
                     return cos;
                 }
@@ -211,11 +218,11 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
         let q = semantic.embed_query(query)?;
         let min = semantic.min_similarity();
         if method == SearchMethod::Semantic {
-            return Ok(vectors.search_visible(&q, scope, need, min, visible));
+            return Ok(vectors.search_query(&q, scope, need, min, visible));
         }
         let depth = need.max(hybrid::DEPTH);
         // Unfloored: `fuse` applies the floor to candidates, not to the scale.
-        let (dense, _) = vectors.search_visible(&q, scope.clone(), depth, f32::MIN, visible);
+        let (dense, _) = vectors.search_query(&q, scope.clone(), depth, f32::MIN, visible);
         let (bm25, _) = self.bm25().search_visible(query, scope, depth, visible);
         Ok(hybrid::fuse(
             &bm25,

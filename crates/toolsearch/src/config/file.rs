@@ -248,7 +248,7 @@ presentation = "direct"
     fn semantic_and_hybrid_settings_parse_resolve_and_validate() {
         let c = parse(
             "[search]\nmethod = \"hybrid\"\n[search.semantic]\nmodel = \"models/minilm\"\n\
-             cache_dir = \"cache\"\nmin_similarity = 0.3\n[search.hybrid]\nfusion = \"rrf\"\n\
+             cache_dir = \"cache\"\nmin_similarity = 0.3\nsentences = false\n[search.hybrid]\nfusion = \"rrf\"\n\
              semantic_weight = 0.7\nrrf_k = 10\nconfidence_scale = 5\nconfidence_slope = 3\n",
         )
         .expect("valid");
@@ -256,6 +256,11 @@ presentation = "direct"
         assert_eq!(e.model.as_deref(), Some(Path::new("/etc/ts/models/minilm")));
         assert_eq!(e.cache_dir(), PathBuf::from("/etc/ts/cache"));
         assert_eq!(e.min_similarity(), 0.3);
+        assert!(!e.sentences());
+        assert!(
+            Settings::default().semantic.sentences(),
+            "on unless turned off"
+        );
         assert_eq!(c.settings.hybrid.fusion, crate::config::Fusion::Rrf);
         assert_eq!(c.settings.hybrid.semantic_weight, 0.7);
         assert_eq!(

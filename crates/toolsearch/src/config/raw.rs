@@ -117,6 +117,7 @@ pub(super) struct RawSemantic {
     pub(super) cache_dir: Option<String>,
     pub(super) min_similarity: Option<f64>,
     pub(super) max_tokens: Option<i64>,
+    pub(super) sentences: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -95,6 +95,10 @@ pub struct EmbeddingSettings {
     /// The least cosine similarity a tool needs to be a `semantic` match (default 0.2):
     /// below it a tool is not counted in `total` nor paged to.
     pub min_similarity: Option<f32>,
+    /// Whether a query of two or more sentences embeds each sentence too, a tool then scoring
+    /// its best cosine with the whole query or any sentence (default true; see
+    /// [`crate::search::sentences`]).
+    pub sentences: Option<bool>,
 }
 
 impl EmbeddingSettings {
@@ -104,6 +108,11 @@ impl EmbeddingSettings {
     /// [`min_similarity`](Self::min_similarity) or its default.
     pub fn min_similarity(&self) -> f32 {
         self.min_similarity.unwrap_or(Self::MIN_SIMILARITY)
+    }
+
+    /// [`sentences`](Self::sentences) or its default (on).
+    pub fn sentences(&self) -> bool {
+        self.sentences.unwrap_or(true)
     }
 
     /// [`cache_dir`](Self::cache_dir) or [`default_cache_dir`].

@@ -120,6 +120,7 @@ pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<Stri
         e.api_key_env = sem.api_key_env.clone();
         e.cache_dir = sem.cache_dir.as_deref().map(|d| base.join(d));
         e.min_similarity = sem.min_similarity.map(|v| v as f32);
+        e.sentences = sem.sentences;
         e.max_tokens = sem.max_tokens.map(|n| usize::try_from(n).unwrap_or(0));
     }
     if let Some(h) = &search.hybrid {

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use super::cache::EmbeddingCache;
 use super::corpus::{Corpus, Doc};
 use super::int8;
+use super::sentences::sentences;
 use super::{Scored, SearchError};
 use crate::catalog::{ToolId, Visibility};
 use crate::config::EmbeddingSettings;
@@ -105,6 +106,33 @@ pub fn normalize(v: &mut [f32]) {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > 0.0 {
         v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// A query's unit vectors: the whole query's, then (when it has two or more sentences and
+/// [`EmbeddingSettings::sentences`] is on) each sentence's ([`sentences`]). A tool's similarity
+/// to the query is its best cosine with any of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryVectors(Vec<Vec<f32>>);
+
+impl QueryVectors {
+    /// From vectors already normalised, the whole query's first.
+    ///
+    /// # Panics
+    /// When `vectors` is empty.
+    pub fn new(vectors: Vec<Vec<f32>>) -> Self {
+        assert!(!vectors.is_empty(), "a query has at least its own vector");
+        Self(vectors)
+    }
+
+    /// The whole query's vector.
+    pub fn whole(&self) -> &[f32] {
+        &self.0[0]
+    }
+
+    /// Every vector, the whole query's first.
+    pub fn all(&self) -> &[Vec<f32>] {
+        &self.0
     }
 }
 
@@ -226,6 +254,42 @@ impl VectorIndex {
         out
     }
 
+    /// Each tool's best cosine similarity with any of `query`'s vectors, in scope order.
+    pub fn query_similarities(&self, query: &QueryVectors, scope: Range<ToolId>) -> Vec<f32> {
+        let (whole, parts) = query
+            .all()
+            .split_first()
+            .expect("QueryVectors is never empty");
+        let mut best = self.similarities(whole, scope.clone());
+        for part in parts {
+            let sims = self.similarities(part, scope.clone());
+            for (b, s) in best.iter_mut().zip(sims) {
+                *b = b.max(s);
+            }
+        }
+        best
+    }
+
+    /// [`search_visible`](Self::search_visible) by each tool's best similarity with any of
+    /// `query`'s vectors ([`query_similarities`](Self::query_similarities)).
+    pub fn search_query(
+        &self,
+        query: &QueryVectors,
+        scope: Range<ToolId>,
+        need: usize,
+        min: f32,
+        visible: Option<&Visibility>,
+    ) -> (Vec<Scored>, usize) {
+        let start = scope.start;
+        best_of(
+            &self.query_similarities(query, scope),
+            start,
+            need,
+            min,
+            visible,
+        )
+    }
+
     /// The `need` tools of `scope` most similar to `query` whose similarity is at least
     /// `min`, best first (ties by tool id), and how many tools reach `min`.
     pub fn search(
@@ -248,32 +312,43 @@ impl VectorIndex {
         visible: Option<&Visibility>,
     ) -> (Vec<Scored>, usize) {
         let start = scope.start;
-        let sims = self.similarities(query, scope);
-        // The best `need` kept as the scan goes: a buffer of twice that is cut back to `need`
-        // whenever it fills, and what cannot beat the cut's last score is not kept at all
-        // (tools come in id order, so an equal score loses its tie too).
-        let keep = need.max(8) * 2;
-        let mut hits: Vec<Scored> = Vec::with_capacity(keep);
-        let mut floor: Option<f32> = None;
-        let mut total = 0;
-        for (i, &score) in sims.iter().enumerate() {
-            let tool = start + i as ToolId;
-            if score < min || !visible.is_none_or(|v| v.tool(tool)) {
-                continue;
-            }
-            total += 1;
-            if floor.is_some_and(|f| score <= f) || need == 0 {
-                continue;
-            }
-            hits.push(Scored { tool, score });
-            if hits.len() == keep {
-                top_k(&mut hits, need);
-                floor = hits.last().map(|h| h.score);
-            }
-        }
-        top_k(&mut hits, need);
-        (hits, total)
+        best_of(&self.similarities(query, scope), start, need, min, visible)
     }
+}
+
+/// The `need` best of `sims` (the similarities of the tools from `start` on) that reach `min`
+/// and `visible` shows, best first (ties by tool id), and how many reach `min`.
+fn best_of(
+    sims: &[f32],
+    start: ToolId,
+    need: usize,
+    min: f32,
+    visible: Option<&Visibility>,
+) -> (Vec<Scored>, usize) {
+    // The best `need` kept as the scan goes: a buffer of twice that is cut back to `need`
+    // whenever it fills, and what cannot beat the cut's last score is not kept at all
+    // (tools come in id order, so an equal score loses its tie too).
+    let keep = need.max(8) * 2;
+    let mut hits: Vec<Scored> = Vec::with_capacity(keep);
+    let mut floor: Option<f32> = None;
+    let mut total = 0;
+    for (i, &score) in sims.iter().enumerate() {
+        let tool = start + i as ToolId;
+        if score < min || !visible.is_none_or(|v| v.tool(tool)) {
+            continue;
+        }
+        total += 1;
+        if floor.is_some_and(|f| score <= f) || need == 0 {
+            continue;
+        }
+        hits.push(Scored { tool, score });
+        if hits.len() == keep {
+            top_k(&mut hits, need);
+            floor = hits.last().map(|h| h.score);
+        }
+    }
+    top_k(&mut hits, need);
+    (hits, total)
 }
 
 /// Keeps the best `k` of `hits` (highest score, then lowest tool id), sorted.
@@ -308,10 +383,12 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 pub struct SemanticSearch {
     embedder: Arc<dyn Embedder>,
     cache: Mutex<EmbeddingCache>,
-    /// The last query and its vector: `explain` per hit, hybrid and the next page of the
-    /// same query reuse it instead of running the model again.
-    last_query: Mutex<Option<(String, Arc<[f32]>)>>,
+    /// The last query and its vectors: `explain` per hit, hybrid and the next page of the
+    /// same query reuse them instead of running the model again.
+    last_query: Mutex<Option<(String, Arc<QueryVectors>)>>,
     min_similarity: f32,
+    /// Multi-sentence queries embed each sentence too.
+    sentences: bool,
 }
 
 /// Progress of [`SemanticSearch::index`]: `(tools embedded so far, tools to embed)`.
@@ -347,6 +424,7 @@ impl SemanticSearch {
             cache: Mutex::new(cache),
             last_query: Mutex::new(None),
             min_similarity: settings.min_similarity(),
+            sentences: settings.sentences(),
         })
     }
 
@@ -433,9 +511,10 @@ impl SemanticSearch {
         ))
     }
 
-    /// The unit vector of a query.
-    pub fn embed_query(&self, query: &str) -> Result<Arc<[f32]>, SearchError> {
-        let remembered = |slot: &Option<(String, Arc<[f32]>)>| {
+    /// The unit vectors of a query: its own, then (sentences on, two or more of them) each
+    /// sentence's, embedded in one call of the model.
+    pub fn embed_query(&self, query: &str) -> Result<Arc<QueryVectors>, SearchError> {
+        let remembered = |slot: &Option<(String, Arc<QueryVectors>)>| {
             slot.as_ref()
                 .filter(|(q, _)| q == query)
                 .map(|(_, v)| v.clone())
@@ -443,22 +522,31 @@ impl SemanticSearch {
         if let Some(v) = remembered(&self.last_query.lock().unwrap_or_else(|p| p.into_inner())) {
             return Ok(v);
         }
+        let mut texts = vec![query];
+        if self.sentences {
+            texts.extend(sentences(query));
+        }
         // The model runs without the lock held, so concurrent queries embed in parallel.
-        let mut v = self
+        let mut vectors = self
             .embedder
-            .embed(&[query])
-            .map_err(|e| SearchError::Unavailable(format!("embedding the query: {e}")))?
-            .pop()
-            .unwrap_or_default();
-        if v.len() != self.embedder.dim() {
+            .embed(&texts)
+            .map_err(|e| SearchError::Unavailable(format!("embedding the query: {e}")))?;
+        let dim = self.embedder.dim();
+        if vectors.len() != texts.len() {
             return Err(SearchError::Unavailable(format!(
-                "embedding the query: a {}-dimensional vector where {} were expected",
-                v.len(),
-                self.embedder.dim()
+                "embedding the query: {} vectors for {} texts",
+                vectors.len(),
+                texts.len()
             )));
         }
-        normalize(&mut v);
-        let v: Arc<[f32]> = v.into();
+        if let Some(bad) = vectors.iter().find(|v| v.len() != dim) {
+            return Err(SearchError::Unavailable(format!(
+                "embedding the query: a {}-dimensional vector where {dim} were expected",
+                bad.len(),
+            )));
+        }
+        vectors.iter_mut().for_each(|v| normalize(v));
+        let v = Arc::new(QueryVectors::new(vectors));
         *self.last_query.lock().unwrap_or_else(|p| p.into_inner()) =
             Some((query.to_owned(), v.clone()));
         Ok(v)
@@ -491,6 +579,23 @@ mod tests {
         let (hits, total) = idx.search(&[1.0, 0.0], 1..4, 1, 0.5);
         assert_eq!(total, 1, "only the 45° tool reaches 0.5 in 1..4");
         assert_eq!(hits[0].tool, 2);
+    }
+
+    #[test]
+    fn a_query_of_several_vectors_ranks_each_tool_by_its_nearest() {
+        // Tools at 0°, 90°, 45°; the query's own vector at 0°, a sentence's at 90°.
+        let idx = VectorIndex::new("m", 2, vec![1.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+        let q = QueryVectors::new(vec![vec![1.0, 0.0], vec![0.0, 1.0]]);
+        let sims = idx.query_similarities(&q, 0..3);
+        let alone = idx.similarities(q.whole(), 0..3);
+        assert!(
+            (sims[1] - 1.0).abs() < 1e-2 && alone[1].abs() < 1e-2,
+            "{sims:?} {alone:?}"
+        );
+        assert!((sims[2] - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-2);
+        let (hits, total) = idx.search_query(&q, 0..3, 2, 0.9, None);
+        assert_eq!(total, 2, "the 45° tool stays under 0.9 with either vector");
+        assert_eq!(hits.iter().map(|h| h.tool).collect::<Vec<_>>(), [0, 1]);
     }
 
     #[test]

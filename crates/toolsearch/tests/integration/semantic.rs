@@ -174,6 +174,52 @@ fn semantic_finds_synonyms_that_bm25_misses_and_hybrid_keeps_both() {
     let _ = std::fs::remove_dir_all(&cache);
 }
 
+/// A question of two tasks embedded whole is mostly its first ("read" four times over): the
+/// second one's tool stays under the floor. Each sentence embedded too finds both.
+#[test]
+fn each_sentence_of_a_question_counts_in_one_call_of_the_model() {
+    let dir = Directory::build(sources(FILES)).expect("directory");
+    let s = Settings::default();
+    let q = "Read the file, load its contents and open the document. Will there be rain today?";
+    for sentences in [true, false] {
+        let cache = cache_dir(&format!("sentences-{sentences}"));
+        let mut settings = embedding_settings(&cache);
+        settings.sentences = Some(sentences);
+        let model = Arc::new(Concepts::default());
+        let sem = SemanticSearch::open(model.clone(), &settings, false).expect("open");
+        sem.index(&dir, &mut |_, _| {}).expect("index");
+        let (calls, texts) = (
+            model.calls.load(Ordering::SeqCst),
+            model.texts.load(Ordering::SeqCst),
+        );
+        for method in [SearchMethod::Semantic, SearchMethod::Hybrid] {
+            let hits = rank(&dir, &s, Some(&sem), method, q, 5).expect("ranked");
+            let names: Vec<&str> = hits
+                .iter()
+                .map(|h| dir.tool(h.tool).name.as_str())
+                .collect();
+            assert!(
+                names.contains(&"read_file"),
+                "{method:?} {sentences}: {names:?}"
+            );
+            assert_eq!(
+                names.contains(&"get_forecast"),
+                sentences,
+                "{method:?}, sentences {sentences}: {names:?}"
+            );
+        }
+        // The query and its two sentences in one call, remembered for the second method.
+        assert_eq!(
+            (
+                model.calls.load(Ordering::SeqCst) - calls,
+                model.texts.load(Ordering::SeqCst) - texts
+            ),
+            (1, if sentences { 3 } else { 1 })
+        );
+        let _ = std::fs::remove_dir_all(&cache);
+    }
+}
+
 fn discover(engine: &Engine, args: Value) -> Value {
     let out = engine
         .handle_control("discover_tools", &args)
