@@ -11,10 +11,15 @@
 /// "Hi there.") name no task.
 pub const MIN_WORDS: usize = 3;
 
+/// Most sentences embedded for one query: a pasted page of text costs at most this many more
+/// runs of the model (of the shared sets' questions, one has more: nine).
+pub const MAX_SENTENCES: usize = 8;
+
 /// The sentences of `query` worth embedding on their own, trimmed, in order: the text is cut
 /// after `.`, `?`, `!` or `;` followed by white space (so "3.5", "e.g.x" and "v1.2" stay
-/// whole), and parts of fewer than [`MIN_WORDS`] words are left out. Empty unless two or more
-/// are left: a one-sentence query is its own only sentence.
+/// whole), and parts of fewer than [`MIN_WORDS`] words are left out; the first
+/// [`MAX_SENTENCES`] are kept. Empty unless two or more are left: a one-sentence query is its
+/// own only sentence.
 pub fn sentences(query: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
@@ -32,6 +37,7 @@ pub fn sentences(query: &str) -> Vec<&str> {
     if out.len() < 2 {
         out.clear();
     }
+    out.truncate(MAX_SENTENCES);
     out
 }
 
@@ -70,6 +76,20 @@ mod tests {
         assert_eq!(
             sentences("Rate it 4.5 out of five. Then post the review online."),
             ["Rate it 4.5 out of five.", "Then post the review online."]
+        );
+    }
+
+    #[test]
+    fn a_long_text_gives_its_first_sentences_only() {
+        let text = (1..=20)
+            .map(|i| format!("Task number {i} here."))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let got = sentences(&text);
+        assert_eq!(got.len(), MAX_SENTENCES);
+        assert_eq!(
+            (got[0], got[7]),
+            ("Task number 1 here.", "Task number 8 here.")
         );
     }
 
