@@ -337,7 +337,11 @@ fn main() {
         }
         gateways.push(("`toolsearch serve` (stdio)", &gateway));
 
-        let n = 2000;
+        // TOOLSEARCH_BENCH_CALLS: calls per round (more, to profile a gateway while it runs).
+        let n = std::env::var("TOOLSEARCH_BENCH_CALLS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(2000);
         println!("The stdio hop: `call_tool` → server-everything's `echo`; medians of {n} per round");
         println!();
         hop_rounds(3, n, &direct, &gateways).await;
