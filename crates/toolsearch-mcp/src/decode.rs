@@ -3,15 +3,16 @@
 //!
 //! rmcp decodes a message into untagged enums (`ClientRequest`, `ServerResult`) that serde
 //! buffers and tries variant by variant: a `tools/call` request is the fourteenth variant of
-//! its enum and a tool result the sixteenth, each miss building an error. The fast paths
-//! decode those two messages with rmcp's own `Deserialize` impls for the one variant they
-//! are, and give up (falling back to rmcp's full decoding) whenever the message could be
-//! anything else, so the message reached is always the one rmcp's full decoding gives
-//! (tested against it below).
+//! its enum and a tool result the sixteenth, each miss building an error, and a request is
+//! buffered twice more on the way (its flattened request, its flattened `params`). The fast
+//! paths decode those two messages into rmcp's own types, each part read once with rmcp's
+//! `Deserialize` impls, and give up (falling back to rmcp's full decoding) whenever the
+//! message could be anything else, so the message reached is always the one rmcp's full
+//! decoding gives (tested against it below).
 
 use rmcp::model::{
-    CallToolRequest, CallToolResult, ClientRequest, JsonRpcMessage, JsonRpcRequest,
-    JsonRpcResponse, JsonRpcVersion2_0, RequestId, ServerResult,
+    CallToolRequest, CallToolRequestMethod, CallToolRequestParams, CallToolResult, ClientRequest,
+    JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, JsonRpcVersion2_0, RequestId, ServerResult,
 };
 use rmcp::service::{RoleClient, RoleServer, RxJsonRpcMessage, ServiceRole};
 use serde::Deserialize;
@@ -27,19 +28,62 @@ pub trait LineDecode: ServiceRole {
 impl LineDecode for RoleServer {
     /// A client's message; a `tools/call` request on the fast path.
     fn decode(line: &[u8]) -> Result<RxJsonRpcMessage<Self>, serde_json::Error> {
-        // rmcp's own message decoding (its checks of the message's shape included), with the
-        // request type fixed: a method other than `tools/call` fails it at once.
-        if let Ok(JsonRpcMessage::Request(r)) =
-            serde_json::from_slice::<JsonRpcMessage<CallToolRequest, IgnoredAny, IgnoredAny>>(line)
-        {
-            return Ok(JsonRpcMessage::Request(JsonRpcRequest {
-                jsonrpc: r.jsonrpc,
-                id: r.id,
-                request: ClientRequest::CallToolRequest(r.request),
-            }));
+        if let Some(message) = tool_call(line) {
+            return Ok(message);
         }
         serde_json::from_slice(line)
     }
+}
+
+/// A request line read in one pass, its `params` kept as text. rmcp reads the same line
+/// through three layers of buffering (the untagged message, the flattened request, the
+/// flattened `params` beside `_meta`); the members are the ones it reads, each with rmcp's own
+/// type, others are ignored as rmcp ignores them, and a `result` or `error` member makes the
+/// line no request, as rmcp's check of a message's shape does.
+#[derive(Deserialize)]
+struct CallLine<'a> {
+    jsonrpc: JsonRpcVersion2_0,
+    id: RequestId,
+    #[serde(rename = "method")]
+    _method: CallToolRequestMethod,
+    #[serde(borrow)]
+    params: &'a RawValue,
+    #[serde(default)]
+    result: Present,
+    #[serde(default)]
+    error: Present,
+}
+
+/// Whether a member is there at all, whatever its value (`null` too).
+#[derive(Default)]
+struct Present(bool);
+
+impl<'de> Deserialize<'de> for Present {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        IgnoredAny::deserialize(d).map(|_| Present(true))
+    }
+}
+
+/// A `tools/call` request, when `line` is one; `None` sends the line to rmcp's full decoding
+/// (any other message, and every line this reading refuses: a duplicate member, `params` of
+/// another shape, a `_meta` that is not an object).
+fn tool_call(line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
+    let call: CallLine = serde_json::from_slice(line).ok()?;
+    if call.result.0 || call.error.0 {
+        return None;
+    }
+    let mut params: CallToolRequestParams = serde_json::from_str(call.params.get()).ok()?;
+    // rmcp keeps a request's `_meta` in its extensions, not in its params.
+    let meta = params.meta.take();
+    let mut request = CallToolRequest::new(params);
+    if let Some(meta) = meta {
+        request.extensions.insert(meta);
+    }
+    Some(JsonRpcMessage::Request(JsonRpcRequest {
+        jsonrpc: call.jsonrpc,
+        id: call.id,
+        request: ClientRequest::CallToolRequest(request),
+    }))
 }
 
 impl LineDecode for RoleClient {
@@ -139,9 +183,28 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"e"},"result":{}}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             r#"{"jsonrpc":"2.0","id":5,"result":{}}"#,
+            // Lines the fast reading refuses or must read as rmcp does.
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools\/call","params":{"name":"e\u0301","_meta":null,"extra":[1]},"other":{"x":1}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"e","_meta":"not an object"}}"#,
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":["e"]}"#,
+            r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"e","arguments":null}}"#,
+            r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"e","arguments":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"e"}}"#,
+            r#"{"jsonrpc":"1.0","id":13,"method":"tools/call","params":{"name":"e"}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"e"}}"#,
+            r#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"e"},"id":15}"#,
+            r#"{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"e"},"error":null}"#,
+            r#"{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"e"},"result":null}"#,
         ];
         for line in lines {
             assert_eq!(fast::<RoleServer>(line), full::<RoleServer>(line), "{line}");
+        }
+        // The fast reading is taken for the calls a client sends, and left for the rest.
+        for (i, line) in lines.iter().enumerate() {
+            let taken = tool_call(line.as_bytes()).is_some();
+            assert_eq!(taken, [0, 1, 2, 8, 13].contains(&i), "{line}");
         }
         assert_eq!(variant_of_client(lines[0]), "call");
         assert_eq!(variant_of_client(lines[1]), "call");
@@ -160,6 +223,22 @@ mod tests {
             .get::<rmcp::model::RequestMetaObject>()
             .expect("meta");
         assert_eq!(meta.0.0["progressToken"], json!(3));
+        assert!(call.params.meta.is_none(), "as rmcp leaves it");
+        // And the same on rmcp's full decoding.
+        let Ok(JsonRpcMessage::Request(r)) =
+            serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(lines[1])
+        else {
+            panic!("a request")
+        };
+        let ClientRequest::CallToolRequest(call) = r.request else {
+            panic!("a call")
+        };
+        assert!(call.params.meta.is_none());
+        assert!(
+            call.extensions
+                .get::<rmcp::model::RequestMetaObject>()
+                .is_some()
+        );
     }
 
     #[test]
