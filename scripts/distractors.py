@@ -3,11 +3,12 @@
 
     python3 scripts/distractors.py ../shared/data OUT_DIR [TOOLS]
 
-writes OUT_DIR/metatool-10k.json and OUT_DIR/toolbench-10k.json (TOOLS tools each, default
-10,000; with TOOLS 0, OUT_DIR/metatool-mixed.json and toolbench-mixed.json: the two sets
-mixed, nothing replicated, 2,678 tools each). Each shared set keeps its own tools, groups and queries (the queries files are used
-unchanged); what is added around them are tools of other groups, none of them relevant to any
-of the set's queries:
+writes OUT_DIR/metatool-10k.json, OUT_DIR/toolbench-10k.json and
+OUT_DIR/toolbench-10k-untouched.json (TOOLS tools each, default 10,000; with TOOLS 0,
+OUT_DIR/metatool-mixed.json and toolbench-mixed.json: the two sets mixed, nothing replicated,
+2,678 tools each). Each shared set keeps its own tools, groups and queries (the queries files
+are used unchanged); what is added around them are tools of other groups, none of them
+relevant to any of the set's queries:
 
 - metatool-10k: metatool's 199 tools, ToolBench's 2,479 (811 other groups), then ToolBench
   replicated under renamed groups (`<group>-r1`, `-r2`, ...) up to TOOLS (mixed, then
@@ -15,6 +16,9 @@ of the set's queries:
 - toolbench-10k: ToolBench's 2,479 tools, metatool's 199 (group `plugins`), then the 1,258
   ToolBench tools that no query lists as relevant, replicated under renamed groups up to TOOLS
   (a replica of a relevant tool would be a second right answer, not a distractor).
+- toolbench-10k-untouched: the same, but only the tools of the 187 ToolBench groups that no
+  query touches (270 tools) are replicated, so no replica is a sibling of a relevant tool
+  (the same API under another group name).
 """
 
 import json
@@ -81,7 +85,17 @@ def main():
             spare.append((g, tools))
     mixed = fill(mixed, spare, size)
     (out / f"toolbench-{tag}.json").write_text(json.dumps({"groups": mixed}))
-    for name in [f"metatool-{tag}.json", f"toolbench-{tag}.json"]:
+    names = [f"metatool-{tag}.json", f"toolbench-{tag}.json"]
+    if size > 0:
+        # Only ToolBench's groups that no query touches are replicated: no replica is a
+        # sibling of a relevant tool (an API a question names, under another group name).
+        touched = {r.split("/")[0] for r in bench_relevant}
+        mixed = [dict(g) for g in bench] + [dict(g) for g in meta]
+        untouched = [(g, g["tools"]) for g in bench if g["name"] not in touched]
+        mixed = fill(mixed, untouched, size)
+        (out / f"toolbench-{tag}-untouched.json").write_text(json.dumps({"groups": mixed}))
+        names.append(f"toolbench-{tag}-untouched.json")
+    for name in names:
         groups = json.loads((out / name).read_text())["groups"]
         print(name, sum(len(g["tools"]) for g in groups), "tools in", len(groups), "groups")
 
