@@ -1,7 +1,8 @@
 //! Chooses `[search.hybrid]` defaults on the train half of `../shared/data`: embeds each
 //! query once, scores every fusion rule and setting of a small grid by the mean nDCG@10 of
 //! metatool and toolbench-stable on the train half, then reports the best and the baselines
-//! on the test half.
+//! on the test half, and leave-one-dataset-out: the best on each set's train half, measured
+//! on the other set's test half.
 //!
 //! `cargo run --release -p toolsearch-embed --example tune_hybrid [MAX_QUERIES_PER_SET]`
 //! (model from `target/models/all-MiniLM-L6-v2` or `$TOOLSEARCH_MODEL`; cache from
@@ -31,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sem = SemanticSearch::open(embedder, &settings.semantic, false)?;
     let mut grid = vec![];
     for w in [0.5f32, 0.6, 0.67, 0.75] {
-        for confidence_scale in [5.0f32, 10.0, 20.0] {
+        for confidence_scale in [0.7f32, 1.0, 1.4, 2.0, 2.8] {
             for confidence_slope in [3.0f32, 5.0, 7.0, 9.0] {
                 grid.push(HybridParams {
                     fusion: Fusion::Adaptive,
@@ -58,9 +59,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             });
         }
     }
-    // [train, test] mean nDCG@10 over the two sets, per grid entry.
-    let mut totals = vec![[0.0f64; 2]; grid.len()];
-    for set in ["metatool", "toolbench-stable"] {
+    // The rule of before, for comparison: BM25's confidence read in raw points (scale 10).
+    let raw = grid.len();
+    grid.push(HybridParams {
+        fusion: Fusion::Adaptive,
+        semantic_weight: 0.67,
+        confidence_scale: 10.0,
+        confidence_slope: 7.0,
+        ..HybridParams::default()
+    });
+    // nDCG@10 per grid entry, set and half ([train, test]).
+    const SETS: [&str; 2] = ["metatool", "toolbench-stable"];
+    let mut ndcg = vec![[[0.0f64; 2]; 2]; grid.len()];
+    for (si, set) in SETS.into_iter().enumerate() {
         let data = root.join("../shared/data").join(set);
         let sources = load_catalog_file(&data.join("catalog.json"))?.into_sources(set, false);
         let dir = Directory::build(sources)?;
@@ -84,35 +95,58 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             for (i, p) in grid.iter().enumerate() {
                 let mut scorer = Scorer::new();
                 for (q, (dense, sparse)) in queries.iter().zip(&prepared) {
-                    let (hits, _) = fuse(sparse, dense, sem.min_similarity(), p, DEPTH);
+                    let (hits, _) = fuse(
+                        sparse,
+                        dense,
+                        sem.min_similarity(),
+                        p,
+                        DEPTH,
+                        if i == raw { 1.0 } else { bm25.rare_idf() },
+                    );
                     let ids: Vec<String> = hits.iter().map(|h| tool_key(&dir, h.tool)).collect();
                     scorer.add(&q.relevant, &ids, 0.0);
                 }
                 let r = scorer.finish("hybrid", dir.tools().len(), 0.0);
-                totals[i][half] += r.ndcg10 / 2.0;
+                ndcg[i][si][half] = r.ndcg10;
                 if half == 0 {
                     println!("{set:17} train {} nDCG@10 {:.4}", label(p), r.ndcg10);
                 }
             }
         }
     }
-    let best = (0..grid.len())
-        .max_by(|&a, &b| totals[a][0].total_cmp(&totals[b][0]))
-        .unwrap_or(0);
-    for (what, p) in [
-        ("best on train", grid[best]),
-        ("default", HybridParams::default()),
-    ] {
-        let i = grid.iter().position(|g| *g == p);
-        match i {
-            Some(i) => println!(
-                "{what}: {} mean nDCG@10 train {:.4} test {:.4}",
-                label(&p),
-                totals[i][0],
-                totals[i][1]
-            ),
-            None => println!("{what}: {} (not in the grid)", label(&p)),
-        }
+    let mean = |i: usize, half: usize| (ndcg[i][0][half] + ndcg[i][1][half]) / 2.0;
+    let best_by = |key: &dyn Fn(usize) -> f64| {
+        (0..raw)
+            .max_by(|&a, &b| key(a).total_cmp(&key(b)))
+            .unwrap_or(0)
+    };
+    let best = best_by(&|i| mean(i, 0));
+    let show = |what: &str, p: &HybridParams| match grid.iter().position(|g| g == p) {
+        Some(i) => println!(
+            "{what}: {} nDCG@10 train {:.4} / {:.4}, test {:.4} / {:.4} (metatool / toolbench-stable), mean test {:.4}",
+            label(p),
+            ndcg[i][0][0],
+            ndcg[i][1][0],
+            ndcg[i][0][1],
+            ndcg[i][1][1],
+            mean(i, 1)
+        ),
+        None => println!("{what}: {} (not in the grid)", label(p)),
+    };
+    show("best on both train halves", &grid[best]);
+    show("default", &HybridParams::default());
+    show("before (BM25 in raw points)", &grid[raw]);
+    // Leave one dataset out: fitted on one set's train half, reported on the other's test half.
+    for (fit, other) in [(0, 1), (1, 0)] {
+        let b = best_by(&|i| ndcg[i][fit][0]);
+        println!(
+            "best on {} train: {} -> {} test nDCG@10 {:.4} (its own test {:.4})",
+            SETS[fit],
+            label(&grid[b]),
+            SETS[other],
+            ndcg[b][other][1],
+            ndcg[b][fit][1]
+        );
     }
     Ok(())
 }

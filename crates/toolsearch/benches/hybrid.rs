@@ -84,12 +84,19 @@ fn setup() -> &'static Setup {
 fn hybrid(s: &Setup, i: usize) -> usize {
     let scope = 0..s.dir.tools().len() as u32;
     let (dense, _) = s.vectors.search(&s.qvecs[i], scope.clone(), DEPTH, -1.0);
-    let (bm25, _) = s
-        .index
-        .bm25(&s.dir, &s.settings.bm25)
-        .search(&queries()[i], scope, DEPTH);
+    let index = s.index.bm25(&s.dir, &s.settings.bm25);
+    let (bm25, _) = index.search(&queries()[i], scope, DEPTH);
     let floor = s.settings.semantic.min_similarity();
-    fuse(&bm25, &dense, floor, &s.settings.hybrid, 20).0.len()
+    fuse(
+        &bm25,
+        &dense,
+        floor,
+        &s.settings.hybrid,
+        20,
+        index.rare_idf(),
+    )
+    .0
+    .len()
 }
 
 fn semantic(s: &Setup, i: usize) -> usize {

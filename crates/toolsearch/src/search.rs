@@ -223,13 +223,15 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
         let depth = need.max(hybrid::DEPTH);
         // Unfloored: `fuse` applies the floor to candidates, not to the scale.
         let (dense, _) = vectors.search_query(&q, scope.clone(), depth, f32::MIN, visible);
-        let (bm25, _) = self.bm25().search_visible(query, scope, depth, visible);
+        let index = self.bm25();
+        let (bm25, _) = index.search_visible(query, scope, depth, visible);
         Ok(hybrid::fuse(
             &bm25,
             &dense,
             min,
             &self.settings.hybrid,
             need,
+            index.rare_idf(),
         ))
     }
 }

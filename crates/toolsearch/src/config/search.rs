@@ -146,8 +146,9 @@ pub struct HybridParams {
     pub semantic_weight: f32,
     /// The reciprocal-rank constant of [`Fusion::Rrf`].
     pub rrf_k: f32,
-    /// [`Fusion::Adaptive`]: the best BM25 score at which BM25 counts as half sure
-    /// (its confidence is `best / (best + confidence_scale)`).
+    /// [`Fusion::Adaptive`]: the best BM25 score, in rare-word IDFs (the IDF of a word one
+    /// tool has, which grows with the catalog's size), at which BM25 counts as half sure (its
+    /// confidence is `b / (b + confidence_scale)`, `b` the best score in those units).
     pub confidence_scale: f32,
     /// [`Fusion::Adaptive`]: how fast the semantic weight falls as BM25's confidence rises
     /// (the slope of the weight's logit over the confidence, 0 = a fixed weight).
@@ -192,9 +193,9 @@ impl Default for HybridParams {
     fn default() -> Self {
         Self {
             fusion: Fusion::Adaptive,
-            semantic_weight: 0.67,
+            semantic_weight: 0.6,
             rrf_k: 60.0,
-            confidence_scale: 10.0,
+            confidence_scale: 2.0,
             confidence_slope: 7.0,
         }
     }

@@ -163,6 +163,13 @@ impl Bm25Index {
         &self.params
     }
 
+    /// The IDF of a word exactly one tool has: what one rare word's match weighs in this
+    /// index. It grows with the log of the catalog's size, so scores divided by it compare
+    /// across catalogs (hybrid's adaptive fusion reads BM25's confidence in these units).
+    pub fn rare_idf(&self) -> f32 {
+        idf(self.tool_count, 1)
+    }
+
     /// Distinct index terms.
     pub fn vocabulary(&self) -> usize {
         self.terms.len()

@@ -10,11 +10,16 @@
 //! - `adaptive` (the default): `scores` with `w` chosen per query from how sure BM25 is.
 //!   Scaling by the best score hides that: a query whose best BM25 hit matched two rare words
 //!   and one that matched a single common word both get 1.0 on the BM25 side. The absolute best
-//!   score tells them apart, so `confidence = best / (best + confidence_scale)` and
+//!   score tells them apart. It is read in units of the index's [rare-word
+//!   IDF](super::bm25::Bm25Index::rare_idf) (`ln(1 + (N − ½) / 1.5)` for N tools), because
+//!   IDF grows with the log of the catalog's size: in raw points the same match looks surer in
+//!   a larger catalog, and the fusion leaned on BM25 more the more tools there were. So
+//!   `confidence = b / (b + confidence_scale)` with `b = best / rare_idf`, and
 //!   `w = σ(logit(semantic_weight) − confidence_slope · (confidence − ½))`: no word match gives
 //!   the embedding nearly all the say, a strong one gives BM25 most of it. The defaults
-//!   (`semantic_weight` 0.67, `confidence_scale` 10, `confidence_slope` 7) were fitted on the
-//!   train half of both shared datasets (`tune_hybrid`), and are reported on the test half.
+//!   (`semantic_weight`, `confidence_scale`, `confidence_slope`) are fitted on the train half
+//!   of the shared datasets (`tune_hybrid`, which reports each set's fit on the other set too),
+//!   and are reported on the test half.
 
 use rustc_hash::FxHashMap;
 
@@ -34,12 +39,16 @@ pub const DEPTH: usize = 100;
 /// is scaled over the whole list, so that how far the best tools stand above the rest does not
 /// depend on where the floor cuts (measured: scaling over the floored list costs metatool 1.2
 /// points nDCG@10 with the adaptive rule).
+///
+/// `rare_idf` is the BM25 index's [`rare_idf`](super::bm25::Bm25Index::rare_idf), the unit
+/// [`Fusion::Adaptive`] reads BM25's best score in.
 pub fn fuse(
     bm25: &[Scored],
     semantic: &[Scored],
     min_similarity: f32,
     params: &HybridParams,
     need: usize,
+    rare_idf: f32,
 ) -> (Vec<Scored>, usize) {
     let mut fused: FxHashMap<ToolId, f32> = FxHashMap::default();
     match params.fusion {
@@ -56,7 +65,7 @@ pub fn fuse(
         Fusion::Scores | Fusion::Adaptive => {
             let best = bm25.iter().map(|h| h.score).fold(0.0f32, f32::max);
             let w = match params.fusion {
-                Fusion::Adaptive => adaptive_weight(params, best),
+                Fusion::Adaptive => adaptive_weight(params, best / rare_idf.max(f32::EPSILON)),
                 _ => params.semantic_weight,
             };
             if best > 0.0 {
@@ -90,7 +99,7 @@ pub fn fuse(
 }
 
 /// The semantic weight [`Fusion::Adaptive`] gives a query whose best BM25 score is `best`
-/// (0 when BM25 found nothing).
+/// rare-word IDFs (0 when BM25 found nothing).
 pub fn adaptive_weight(params: &HybridParams, best: f32) -> f32 {
     let w = params.semantic_weight.clamp(1e-6, 1.0 - 1e-6);
     let confidence = best.max(0.0) / (best.max(0.0) + params.confidence_scale);
@@ -116,7 +125,7 @@ mod tests {
             rrf_k: 60.0,
             ..HybridParams::default()
         };
-        let (hits, total) = fuse(&bm25, &sem, -1.0, &p, 10);
+        let (hits, total) = fuse(&bm25, &sem, -1.0, &p, 10, 1.0);
         assert_eq!(total, 4);
         // Found by both sides beats first on one side only: 2 (1/62 + 1/61), 3 (1/63 + 1/62),
         // then 1 (1/61) and 4 (1/63).
@@ -129,7 +138,7 @@ mod tests {
             semantic_weight: 0.0,
             ..p
         };
-        let (hits, _) = fuse(&bm25, &sem, -1.0, &only_bm25, 2);
+        let (hits, _) = fuse(&bm25, &sem, -1.0, &only_bm25, 2, 1.0);
         assert_eq!(hits.iter().map(|h| h.tool).collect::<Vec<_>>(), [1, 2]);
     }
 
@@ -144,7 +153,7 @@ mod tests {
             rrf_k: 60.0,
             ..HybridParams::default()
         };
-        let (hits, total) = fuse(&bm25, &sem, -1.0, &p, 3);
+        let (hits, total) = fuse(&bm25, &sem, -1.0, &p, 3, 1.0);
         assert_eq!(total, 3);
         assert_eq!(hits.iter().map(|h| h.tool).collect::<Vec<_>>(), [1, 2, 5]);
         // 1: 0.5·1 + 0.5·(0.50/0.51); 2: 0.5·0.1 + 0.5·1.
@@ -161,8 +170,8 @@ mod tests {
         assert!((adaptive_weight(&p, p.confidence_scale) - p.semantic_weight).abs() < 1e-5);
         // No word match: the embedding has nearly all the say; a strong match: BM25 has most.
         let none = adaptive_weight(&p, 0.0);
-        let weak = adaptive_weight(&p, 2.0);
-        let strong = adaptive_weight(&p, 40.0);
+        let weak = adaptive_weight(&p, 0.2 * p.confidence_scale);
+        let strong = adaptive_weight(&p, 4.0 * p.confidence_scale);
         assert!(none > 0.95 && none > weak, "{none} {weak}");
         assert!(weak > p.semantic_weight && strong < 0.4, "{weak} {strong}");
         // Slope 0 is a fixed weight.
@@ -180,10 +189,12 @@ mod tests {
         // Both queries: BM25 prefers 1 over 2 by the same ratio, semantic prefers 2.
         let sem = [s(2, 0.70), s(1, 0.55), s(3, 0.20)];
         let p = HybridParams::default();
+        // A catalog of about 2,500 tools: one rare word weighs 7.4.
+        let unit = 7.4;
         let weak = [s(1, 1.0), s(2, 0.5)];
         let strong = [s(1, 40.0), s(2, 20.0)];
         let order = |bm25: &[Scored]| {
-            let (hits, _) = fuse(bm25, &sem, -1.0, &p, 3);
+            let (hits, _) = fuse(bm25, &sem, -1.0, &p, 3, unit);
             hits.iter().map(|h| h.tool).collect::<Vec<_>>()
         };
         assert_eq!(order(&weak), [2, 1, 3]);
@@ -193,11 +204,43 @@ mod tests {
             fusion: Fusion::Scores,
             ..p
         };
-        let a = fuse(&weak, &sem, -1.0, &fixed, 3).0;
-        let b = fuse(&strong, &sem, -1.0, &fixed, 3).0;
+        let a = fuse(&weak, &sem, -1.0, &fixed, 3, unit).0;
+        let b = fuse(&strong, &sem, -1.0, &fixed, 3, unit).0;
         assert_eq!(
             a.iter().map(|h| h.tool).collect::<Vec<_>>(),
             b.iter().map(|h| h.tool).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn the_same_match_weighs_the_same_in_a_larger_catalog() {
+        // In a catalog four times larger every IDF, and so every BM25 score, is larger; read in
+        // rare-word IDFs the query is as sure as before and is fused the same.
+        let sem = [s(2, 0.70), s(1, 0.55), s(3, 0.20)];
+        let p = HybridParams::default();
+        let (small, large) = (7.4f32, 8.8f32);
+        let bm25 = [s(1, 9.0), s(2, 4.0)];
+        let grown: Vec<Scored> = bm25
+            .iter()
+            .map(|h| s(h.tool, h.score * large / small))
+            .collect();
+        let a = fuse(&bm25, &sem, -1.0, &p, 3, small).0;
+        let b = fuse(&grown, &sem, -1.0, &p, 3, large).0;
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.tool, y.tool);
+            assert!(
+                (x.score - y.score).abs() < 1e-5,
+                "{} vs {}",
+                x.score,
+                y.score
+            );
+        }
+        // Read in raw points, the grown scores would have leaned on BM25 more.
+        let raw = fuse(&grown, &sem, -1.0, &p, 3, small).0;
+        assert!(
+            raw.iter()
+                .zip(&a)
+                .any(|(x, y)| (x.score - y.score).abs() > 1e-3)
         );
     }
 
@@ -212,7 +255,7 @@ mod tests {
             semantic_weight: 0.5,
             ..HybridParams::default()
         };
-        let (hits, total) = fuse(&bm25, &sem, 0.2, &p, 10);
+        let (hits, total) = fuse(&bm25, &sem, 0.2, &p, 10, 1.0);
         assert_eq!(total, 3);
         let got: Vec<(ToolId, f32)> = hits.iter().map(|h| (h.tool, h.score)).collect();
         // 7: 0.5·1 + 0.5·0.1/0.8; 1: 0.5·1; 2: 0.5·0.5.
@@ -226,7 +269,7 @@ mod tests {
             fusion: Fusion::Rrf,
             ..p
         };
-        let (_, total) = fuse(&bm25, &sem, 0.2, &rrf, 10);
+        let (_, total) = fuse(&bm25, &sem, 0.2, &rrf, 10, 1.0);
         assert_eq!(total, 3);
     }
 }
