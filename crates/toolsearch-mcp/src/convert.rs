@@ -36,43 +36,65 @@ pub fn mcp_tool(def: ToolDefinition) -> Tool {
 }
 
 /// An upstream result as the engine's, field for field (content blocks kept as JSON).
-pub fn call_result(result: &CallToolResult) -> CallResult {
-    let content = result
-        .content
-        .iter()
-        .map(|c| serde_json::to_value(c).unwrap_or(Value::Null))
-        .collect();
-    let meta = result
-        .meta
-        .as_ref()
-        .and_then(|m| serde_json::to_value(m).ok());
+pub fn call_result(result: CallToolResult) -> CallResult {
+    let content = result.content.into_iter().map(block_value).collect();
+    let meta = result.meta.and_then(|m| serde_json::to_value(m).ok());
     CallResult::new(
         content,
-        result.structured_content.clone(),
+        result.structured_content,
         result.is_error.unwrap_or(false),
     )
     .with_meta(meta)
 }
 
+/// A content block as JSON: a plain text block (nearly every block a tool returns) built
+/// directly, its text moved; any other through its `Serialize`, which gives the same JSON.
+fn block_value(block: ContentBlock) -> Value {
+    match block {
+        ContentBlock::Text(t) if t.meta.is_none() && t.annotations.is_none() => {
+            let mut m = Map::with_capacity(2);
+            m.insert("type".to_owned(), Value::String("text".to_owned()));
+            m.insert("text".to_owned(), Value::String(t.text));
+            Value::Object(m)
+        }
+        other => serde_json::to_value(other).unwrap_or(Value::Null),
+    }
+}
+
+/// A content block from JSON: a plain text block read directly, its text moved; any other
+/// through its `Deserialize`, which reads the same block.
+fn json_block(value: Value) -> Result<ContentBlock, serde_json::Error> {
+    match value {
+        Value::Object(mut m)
+            if m.len() == 2
+                && m.get("type").and_then(Value::as_str) == Some("text")
+                && m.get("text").is_some_and(Value::is_string) =>
+        {
+            match m.remove("text") {
+                Some(Value::String(text)) => Ok(ContentBlock::text(text)),
+                _ => unreachable!("checked to be a string above"),
+            }
+        }
+        other => ContentBlock::deserialize(other),
+    }
+}
+
 /// The engine's result as rmcp's. It carries `resultType: "complete"`, which protocol
 /// 2026-07-28 requires (clients on it reject a result without one); rmcp's server handler
 /// removes the field for a client that negotiated an older protocol.
-pub fn mcp_result(result: &CallResult) -> CallToolResult {
-    // Each block read straight from the engine's JSON, without a copy of the whole result.
+pub fn mcp_result(result: CallResult) -> CallToolResult {
+    // Each block read straight from the engine's JSON, moved rather than copied.
+    let is_error = result.is_error;
     let parts = || -> Result<CallToolResult, serde_json::Error> {
         let content = result
             .content
-            .iter()
-            .map(ContentBlock::deserialize)
+            .into_iter()
+            .map(json_block)
             .collect::<Result<Vec<_>, _>>()?;
         let mut out = CallToolResult::success(content);
-        out.structured_content = result.structured_content.clone();
-        out.is_error = Some(result.is_error);
-        out.meta = result
-            .meta
-            .as_ref()
-            .map(MetaObject::deserialize)
-            .transpose()?;
+        out.structured_content = result.structured_content;
+        out.is_error = Some(is_error);
+        out.meta = result.meta.map(MetaObject::deserialize).transpose()?;
         Ok(out)
     };
     let mut out = parts().unwrap_or_else(|e| {
@@ -99,14 +121,14 @@ mod tests {
         });
         let upstream: CallToolResult =
             serde_json::from_value(wire.clone()).expect("rmcp parses it");
-        let ours = call_result(&upstream);
+        let ours = call_result(upstream);
         assert_eq!(
             ours.content,
             wire["content"].as_array().expect("array").clone()
         );
         assert_eq!(ours.structured_content, Some(json!({"a": [1, 2]})));
         assert!(ours.is_error);
-        let back = serde_json::to_value(mcp_result(&ours)).expect("json");
+        let back = serde_json::to_value(mcp_result(ours.clone())).expect("json");
         for key in ["content", "structuredContent", "isError", "_meta"] {
             assert_eq!(back[key], wire[key], "{key}");
         }
@@ -119,7 +141,7 @@ mod tests {
     #[test]
     fn a_result_rmcp_cannot_carry_becomes_an_error_result_and_null_structure_stays() {
         let odd = CallResult::new(vec![json!({"type": "no-such-block"})], None, false);
-        let out = mcp_result(&odd);
+        let out = mcp_result(odd);
         assert_eq!(out.is_error, Some(true));
         let text = serde_json::to_value(&out.content)
             .expect("json")
@@ -127,8 +149,43 @@ mod tests {
         assert!(text.contains("could not be encoded"), "{text}");
 
         let null = CallResult::new(vec![], Some(Value::Null), false);
-        let back = serde_json::to_value(mcp_result(&null)).expect("json");
+        let back = serde_json::to_value(mcp_result(null)).expect("json");
         assert_eq!(back.get("structuredContent"), Some(&Value::Null));
         assert_eq!(back["isError"], json!(false));
+    }
+
+    /// The direct paths for plain text blocks give what rmcp's own `Serialize` and
+    /// `Deserialize` give, and every other block takes those.
+    #[test]
+    fn blocks_convert_as_serde_converts_them() {
+        let wire = [
+            json!({"type": "text", "text": "hi"}),
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text", "text": "hi", "annotations": {"priority": 0.5}}),
+            json!({"type": "text", "text": "hi", "_meta": {"k": 1}}),
+            json!({"type": "text", "text": "hi", "extra": 1}),
+            json!({"type": "text", "text": 5}),
+            json!({"type": "text"}),
+            json!({"type": "texts", "text": "hi"}),
+            json!({"text": "hi", "kind": "text"}),
+            json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+            json!({"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}),
+            json!({"type": "resource", "resource": {"uri": "file:///a", "text": "x"}}),
+            json!({"type": "resource_link", "uri": "file:///a", "name": "a"}),
+            json!("text"),
+        ];
+        for v in wire {
+            let ours = json_block(v.clone()).map_err(|e| e.to_string());
+            let serde = ContentBlock::deserialize(&v).map_err(|e| e.to_string());
+            assert_eq!(ours.is_ok(), serde.is_ok(), "{v}: {ours:?} / {serde:?}");
+            if let (Ok(ours), Ok(serde)) = (ours, serde) {
+                assert_eq!(ours, serde, "{v}");
+                assert_eq!(
+                    block_value(serde.clone()),
+                    serde_json::to_value(&serde).expect("json"),
+                    "{v}"
+                );
+            }
+        }
     }
 }

@@ -15,7 +15,9 @@
 //! catalog (a call that names no existing tool counts under `tool=""`), outcomes are `ok`,
 //! `tool_error` or an error code; no query, argument value or caller name is ever a label.
 
+use std::collections::HashMap;
 use std::sync::atomic::AtomicI64;
+use std::sync::{OnceLock, PoisonError, RwLock};
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -64,12 +66,26 @@ fn call_histogram() -> Histogram {
     Histogram::new(CALL_BUCKETS)
 }
 
+/// One tool's series, kept by name so that recording a call builds no labels: the families'
+/// own handles (a clone shares the series), each made on the tool's first call that needs it.
+#[derive(Debug)]
+struct ToolSeries {
+    seconds: Histogram,
+    ok: OnceLock<Counter>,
+    tool_error: OnceLock<Counter>,
+}
+
+/// Tools' series by group (`""` for none), then tool.
+type SeriesByTool = HashMap<String, HashMap<String, ToolSeries>>;
+
 /// Every metric of one gateway.
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
     calls: Family<CallLabels, Counter>,
     call_seconds: Family<ToolLabels, Histogram, fn() -> Histogram>,
+    /// The series of the tools called so far (bounded, as their labels are).
+    series: RwLock<SeriesByTool>,
     searches: Family<SearchLabels, Counter>,
     upstream_up: Family<SourceLabels, Gauge>,
     restarts: Family<SourceLabels, Counter>,
@@ -116,6 +132,7 @@ impl Default for Metrics {
             registry,
             calls,
             call_seconds,
+            series: RwLock::default(),
             searches,
             upstream_up,
             restarts,
@@ -176,23 +193,64 @@ impl Metrics {
     }
 }
 
-impl Observer for Metrics {
-    fn call(&self, event: &CallEvent<'_>) {
-        let group = event.group.unwrap_or_default().to_owned();
-        let tool = event.tool.to_owned();
-        self.call_seconds
-            .get_or_create(&ToolLabels {
-                group: group.clone(),
-                tool: tool.clone(),
-            })
-            .observe(event.elapsed.as_secs_f64());
+impl Metrics {
+    /// The counter of `group`/`tool`'s calls that ended with `outcome`, through the family.
+    fn outcome_counter(&self, group: &str, tool: &str, outcome: &str) -> Counter {
         self.calls
             .get_or_create(&CallLabels {
-                group,
-                tool,
-                outcome: event.outcome.to_owned(),
+                group: group.to_owned(),
+                tool: tool.to_owned(),
+                outcome: outcome.to_owned(),
             })
+            .clone()
+    }
+
+    /// Records one call of a tool whose series exist.
+    fn record(&self, series: &ToolSeries, event: &CallEvent<'_>, group: &str) {
+        series.seconds.observe(event.elapsed.as_secs_f64());
+        let counter = match event.outcome {
+            "ok" => &series.ok,
+            "tool_error" => &series.tool_error,
+            other => {
+                // An error code: rarer, through the family.
+                self.outcome_counter(group, event.tool, other).inc();
+                return;
+            }
+        };
+        counter
+            .get_or_init(|| self.outcome_counter(group, event.tool, event.outcome))
             .inc();
+    }
+}
+
+impl Observer for Metrics {
+    fn call(&self, event: &CallEvent<'_>) {
+        let group = event.group.unwrap_or_default();
+        {
+            let series = self.series.read().unwrap_or_else(PoisonError::into_inner);
+            if let Some(s) = series.get(group).and_then(|tools| tools.get(event.tool)) {
+                self.record(s, event, group);
+                return;
+            }
+        }
+        let seconds = self
+            .call_seconds
+            .get_or_create(&ToolLabels {
+                group: group.to_owned(),
+                tool: event.tool.to_owned(),
+            })
+            .clone();
+        let mut series = self.series.write().unwrap_or_else(PoisonError::into_inner);
+        let s = series
+            .entry(group.to_owned())
+            .or_default()
+            .entry(event.tool.to_owned())
+            .or_insert_with(|| ToolSeries {
+                seconds,
+                ok: OnceLock::new(),
+                tool_error: OnceLock::new(),
+            });
+        self.record(s, event, group);
     }
 
     fn search(&self, event: &SearchEvent<'_>) {
@@ -213,5 +271,50 @@ pub struct SessionGuard(Gauge<i64, AtomicI64>);
 impl Drop for SessionGuard {
     fn drop(&mut self) {
         self.0.dec();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn call(m: &Metrics, group: Option<&str>, tool: &str, outcome: &str) {
+        m.call(&CallEvent::new(
+            group,
+            tool,
+            outcome,
+            Duration::from_millis(3),
+        ));
+    }
+
+    /// The kept handles share the families' series: every call counts once, in the series of
+    /// its own tool and outcome, and only outcomes that happened are exposed.
+    #[test]
+    fn each_call_counts_once_in_its_own_series() {
+        let m = Metrics::default();
+        call(&m, Some("g"), "t", "ok");
+        call(&m, Some("g"), "t", "ok");
+        call(&m, Some("g"), "t", "tool_error");
+        call(&m, Some("g"), "t", "timeout");
+        call(&m, Some("g"), "u", "ok");
+        call(&m, None, "search_tools", "ok");
+        let text = m.render([], false);
+        for line in [
+            r#"toolsearch_tool_calls_total{group="g",tool="t",outcome="ok"} 2"#,
+            r#"toolsearch_tool_calls_total{group="g",tool="t",outcome="tool_error"} 1"#,
+            r#"toolsearch_tool_calls_total{group="g",tool="t",outcome="timeout"} 1"#,
+            r#"toolsearch_tool_calls_total{group="g",tool="u",outcome="ok"} 1"#,
+            r#"toolsearch_tool_calls_total{group="",tool="search_tools",outcome="ok"} 1"#,
+            r#"toolsearch_tool_call_seconds_count{group="g",tool="t"} 4"#,
+            r#"toolsearch_tool_call_seconds_count{group="g",tool="u"} 1"#,
+        ] {
+            assert!(text.contains(line), "{line} missing from:\n{text}");
+        }
+        assert!(
+            !text.contains(r#"tool="u",outcome="tool_error""#),
+            "an outcome that never happened has no series:\n{text}"
+        );
     }
 }

@@ -141,7 +141,7 @@ impl GatewayServer {
         };
         if !engine.asks_for_approval() {
             let result = engine.handle_in(&session, &request.name, arguments).await;
-            return Ok(CallToolResponse::Complete(convert::mcp_result(&result)));
+            return Ok(CallToolResponse::Complete(convert::mcp_result(result)));
         }
         let can_ask = approval::can_elicit(context.client_capabilities().as_ref());
         let between_requests = context
@@ -179,7 +179,7 @@ impl GatewayServer {
             Some(a) => with_approver(a, call).await,
             None => call.await,
         };
-        Ok(CallToolResponse::Complete(convert::mcp_result(&result)))
+        Ok(CallToolResponse::Complete(convert::mcp_result(result)))
     }
 }
 

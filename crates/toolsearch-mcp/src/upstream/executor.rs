@@ -29,6 +29,61 @@ impl Drop for AbandonGuard<'_> {
 #[derive(Debug, Clone)]
 pub struct UpstreamExecutor(pub Arc<Upstream>);
 
+impl UpstreamExecutor {
+    /// One call of `tool` on `upstream`'s live connection.
+    async fn call_on(
+        upstream: Arc<Upstream>,
+        tool: String,
+        arguments: Map<String, Value>,
+    ) -> Result<CallResult, ExecError> {
+        let Some(peer) = upstream.peer().await else {
+            return Err(ExecError::Unavailable(format!(
+                "upstream {} is not connected (it is still connecting, or restarting)",
+                upstream.name
+            )));
+        };
+        let span = tracing::info_span!(
+            "upstream tools/call",
+            otel.kind = "client",
+            upstream = %upstream.name,
+            tool = %tool
+        );
+        let answer = async {
+            // The trace goes on to the upstream, under this span.
+            let mut params = CallToolRequestParams::new(tool).with_arguments(arguments);
+            if let Some(tp) = crate::trace_context::outgoing() {
+                params.set_traceparent(&tp);
+            }
+            // Dropped unanswered (the call timed out or was cancelled): the supervisor pings.
+            let mut guard = AbandonGuard(Some(&upstream));
+            let answer = peer.call_tool(params).await;
+            guard.0 = None;
+            answer
+        }
+        .instrument(span)
+        .await;
+        match answer {
+            Ok(result) => Ok(convert::call_result(result)),
+            Err(e) if e.is_authorization_required() || e.auth_challenge().is_some() => {
+                Err(ExecError::Unauthorized {
+                    upstream: upstream.name.clone(),
+                    message: describe(&e),
+                })
+            }
+            Err(e) if is_unreachable(&e) => Err(ExecError::Unavailable(format!(
+                "upstream {} cannot be reached: {}",
+                upstream.name,
+                root_cause(&e)
+            ))),
+            Err(e) => Err(ExecError::Failed(format!(
+                "upstream {} failed: {}",
+                upstream.name,
+                describe(&e)
+            ))),
+        }
+    }
+}
+
 impl Executor for UpstreamExecutor {
     fn call_in(
         &self,
@@ -37,11 +92,15 @@ impl Executor for UpstreamExecutor {
         arguments: Map<String, Value>,
     ) -> BoxFuture<Result<CallResult, ExecError>> {
         let upstream = self.0.clone();
-        let session = session.clone();
         let tool = tool.to_owned();
+        if upstream.context_headers().is_none() {
+            // One connection for every session: called directly, one future on the heap.
+            return Box::pin(Self::call_on(upstream, tool, arguments));
+        }
+        let session = session.clone();
         Box::pin(async move {
             let upstream = upstream.for_session(&session).await?;
-            UpstreamExecutor(upstream).call(&tool, arguments).await
+            Self::call_on(upstream, tool, arguments).await
         })
     }
 
@@ -50,55 +109,6 @@ impl Executor for UpstreamExecutor {
         tool: &str,
         arguments: Map<String, Value>,
     ) -> BoxFuture<Result<CallResult, ExecError>> {
-        let upstream = self.0.clone();
-        let tool = tool.to_owned();
-        Box::pin(async move {
-            let Some(peer) = upstream.peer().await else {
-                return Err(ExecError::Unavailable(format!(
-                    "upstream {} is not connected (it is still connecting, or restarting)",
-                    upstream.name
-                )));
-            };
-            let span = tracing::info_span!(
-                "upstream tools/call",
-                otel.kind = "client",
-                upstream = %upstream.name,
-                tool = %tool
-            );
-            let answer = async {
-                // The trace goes on to the upstream, under this span.
-                let mut params = CallToolRequestParams::new(tool).with_arguments(arguments);
-                if let Some(tp) = crate::trace_context::outgoing() {
-                    params.set_traceparent(&tp);
-                }
-                // Dropped unanswered (the call timed out or was cancelled): the supervisor
-                // pings.
-                let mut guard = AbandonGuard(Some(&upstream));
-                let answer = peer.call_tool(params).await;
-                guard.0 = None;
-                answer
-            }
-            .instrument(span)
-            .await;
-            match answer {
-                Ok(result) => Ok(convert::call_result(&result)),
-                Err(e) if e.is_authorization_required() || e.auth_challenge().is_some() => {
-                    Err(ExecError::Unauthorized {
-                        upstream: upstream.name.clone(),
-                        message: describe(&e),
-                    })
-                }
-                Err(e) if is_unreachable(&e) => Err(ExecError::Unavailable(format!(
-                    "upstream {} cannot be reached: {}",
-                    upstream.name,
-                    root_cause(&e)
-                ))),
-                Err(e) => Err(ExecError::Failed(format!(
-                    "upstream {} failed: {}",
-                    upstream.name,
-                    describe(&e)
-                ))),
-            }
-        })
+        Box::pin(Self::call_on(self.0.clone(), tool.to_owned(), arguments))
     }
 }

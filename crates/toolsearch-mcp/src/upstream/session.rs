@@ -16,7 +16,7 @@ struct SessionUpstream(tokio::sync::OnceCell<Result<Arc<Upstream>, String>>);
 
 impl Upstream {
     /// The context headers of an HTTP upstream (header name → context path), when it has any.
-    fn context_headers(&self) -> Option<&BTreeMap<String, String>> {
+    pub(super) fn context_headers(&self) -> Option<&BTreeMap<String, String>> {
         match &self.kind {
             SourceKind::Http {
                 context_headers, ..

@@ -5,6 +5,7 @@
 //! in the canonical-name tie break, and each group's tools are one contiguous range (an escaped
 //! group never contains `__`, so `<escaped group>__` prefixes exactly that group's tools).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -287,18 +288,30 @@ impl Directory {
 
     /// The grouped tool with this canonical name.
     pub fn tool_by_canonical(&self, canonical: &str) -> Option<ToolId> {
-        // Tools are sorted by canonical name (byte order), so no map is kept (at 100k tools
-        // one cost 8 MB): a binary search of ~17 comparisons.
-        self.tools
-            .binary_search_by(|t| t.canonical.as_str().cmp(canonical))
-            .ok()
-            .map(|i| i as ToolId)
+        // An escaped group name never holds `__` (each `_` becomes `_u`), so the first `__`
+        // ends it; the rest is the tool's local name.
+        let (escaped, tool) = canonical.split_once("__")?;
+        let group = if escaped.contains('_') {
+            Cow::Owned(escaped.replace("_u", "_"))
+        } else {
+            Cow::Borrowed(escaped)
+        };
+        self.tool_id(&group, tool)
+            .filter(|&id| self.tools[id as usize].canonical == canonical)
     }
 
     /// A tool by group and exact local name.
     pub fn tool_id(&self, group: &str, tool: &str) -> Option<ToolId> {
-        self.group_by_name.get(group)?;
-        self.tool_by_canonical(&canonical_name(group, tool))
+        // A group's tools are contiguous and, sharing the group's prefix, sorted by local name:
+        // a binary search of the group alone (no map kept: at 100k tools one cost 8 MB), whose
+        // few entries are near each other rather than spread over the whole catalog.
+        let range = self.groups[*self.group_by_name.get(group)? as usize]
+            .tools
+            .clone();
+        self.tools[range.start as usize..range.end as usize]
+            .binary_search_by(|t| t.name.as_str().cmp(tool))
+            .ok()
+            .map(|i| range.start + i as ToolId)
     }
 
     /// A tool by id.
@@ -439,7 +452,9 @@ mod tests {
         for (id, name) in names.iter().enumerate() {
             assert_eq!(d.tool_by_canonical(name), Some(id as ToolId), "{name}");
         }
-        for absent in ["", "a", "a__", "a___c", "zz__q", "a_u__b "] {
+        for absent in [
+            "", "a", "a__", "a___c", "zz__q", "a_u__b ", "a___a", "a_x__b", "a_uu__a", "ab__q__",
+        ] {
             assert_eq!(d.tool_by_canonical(absent), None, "{absent:?}");
         }
     }

@@ -25,6 +25,18 @@ pub struct CallEvent<'a> {
     pub elapsed: Duration,
 }
 
+impl<'a> CallEvent<'a> {
+    /// An event from its parts (the engine makes them; an observer's tests may too).
+    pub fn new(group: Option<&'a str>, tool: &'a str, outcome: &'a str, elapsed: Duration) -> Self {
+        Self {
+            group,
+            tool,
+            outcome,
+            elapsed,
+        }
+    }
+}
+
 /// One search a discovery control ran (`discover_tools`, `search_proxy_tools`,
 /// `search_capabilities`) and answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::snapshot::Snapshot;
 use super::{Engine, run_discovery};
-use crate::catalog::{DirectEntry, View};
+use crate::catalog::{DirectEntry, ToolId, View};
 use crate::config::Surface;
 use crate::controls::{self, Control, ControlOutput, args};
 use crate::dispatch::call::Target;
@@ -81,12 +81,49 @@ impl Answer {
 }
 
 /// What a call reached, for its audit record and its event: a call control's target as
-/// asked (`known` when it exists), else the name called.
-pub(super) struct Reached {
-    pub(super) group: Option<String>,
-    pub(super) tool: String,
-    /// The tool (or control) exists: only then do its names label a metric.
-    pub(super) known: bool,
+/// asked, else the name called.
+pub(super) enum Reached {
+    /// A grouped tool that exists (named by id: nothing is copied on the call's path).
+    Tool(Arc<Snapshot>, ToolId),
+    /// A control, a direct tool, or a target that does not exist, as asked.
+    Named {
+        group: Option<String>,
+        tool: String,
+        /// The tool (or control) exists: only then do its names label a metric.
+        known: bool,
+    },
+}
+
+impl Reached {
+    /// What labels its event: the names of what exists, else no group and `""`.
+    fn labels(&self) -> (Option<&str>, &str) {
+        match self {
+            Self::Tool(snap, id) => {
+                let dir = snap.directory();
+                (Some(dir.group_of(*id).name.as_str()), &dir.tool(*id).name)
+            }
+            Self::Named {
+                group,
+                tool,
+                known: true,
+            } => (group.as_deref(), tool),
+            Self::Named { .. } => (None, ""),
+        }
+    }
+
+    /// Its group and tool for the audit record, as asked.
+    fn into_names(self) -> (Option<String>, String) {
+        match self {
+            Self::Tool(snap, id) => {
+                let dir = snap.directory();
+                (
+                    Some(dir.group_of(id).name.clone()),
+                    dir.tool(id).name.clone(),
+                )
+            }
+            Self::Named { group, tool, .. } => (group, tool),
+        }
+    }
 }
 
 impl Engine {
@@ -148,28 +185,20 @@ impl Engine {
                     found: s.found,
                 });
             }
-            let (group, tool) = if reached.known {
-                (reached.group.as_deref(), reached.tool.as_str())
-            } else {
-                (None, "")
-            };
-            observer.call(&CallEvent {
-                group,
-                tool,
-                outcome: &outcome,
-                elapsed,
-            });
+            let (group, tool) = reached.labels();
+            observer.call(&CallEvent::new(group, tool, &outcome, elapsed));
         }
         if let Some(sink) = &self.audit {
             let client = session
                 .context(CLIENT_PATH)
                 .or_else(|| session.context(CALLER_PATH))
                 .map(str::to_owned);
+            let (group, tool) = reached.into_names();
             sink.record(&AuditRecord {
                 ts: SystemTime::now(),
                 client,
-                group: reached.group,
-                tool: reached.tool,
+                group,
+                tool,
                 outcome,
                 ms: elapsed.as_secs_f64() * 1000.0,
             });
@@ -188,42 +217,36 @@ impl Engine {
         };
         let snap = self.snapshot();
         let dir = snap.directory();
-        let grouped = |id: u32| Reached {
-            group: Some(dir.group_of(id).name.clone()),
-            tool: dir.tool(id).name.clone(),
-            known: true,
+        let named = |group: Option<String>, tool: String, known: bool| Reached::Named {
+            group,
+            tool,
+            known,
         };
         match controls::control_for(&self.settings, name) {
             Some(Control::Invoke) => {
-                let id = text("toolId").unwrap_or_default();
-                match dir.tool_by_canonical(&id) {
-                    Some(t) => grouped(t),
-                    None => Reached {
-                        group: None,
-                        tool: id,
-                        known: false,
-                    },
+                let id = arguments.get("toolId").and_then(Value::as_str);
+                match id.and_then(|id| dir.tool_by_canonical(id)) {
+                    Some(t) => Reached::Tool(snap.clone(), t),
+                    None => named(None, text("toolId").unwrap_or_default(), false),
                 }
             }
             Some(c) if c.is_call() => {
-                let (group, tool) = (text("group"), text("tool").unwrap_or_default());
-                let known = group
-                    .as_deref()
-                    .is_some_and(|g| dir.tool_id(g, &tool).is_some());
-                Reached { group, tool, known }
+                let group = arguments.get("group").and_then(Value::as_str);
+                let tool = arguments.get("tool").and_then(Value::as_str);
+                match group.zip(tool).and_then(|(g, t)| dir.tool_id(g, t)) {
+                    Some(t) => Reached::Tool(snap.clone(), t),
+                    None => named(text("group"), text("tool").unwrap_or_default(), false),
+                }
             }
-            Some(_) => Reached {
-                group: None,
-                tool: name.to_owned(),
-                known: true,
-            },
+            Some(_) => named(None, name.to_owned(), true),
             None => match dir.tool_by_canonical(name) {
-                Some(t) if self.settings.surface == Surface::Capabilities => grouped(t),
-                _ => Reached {
-                    group: None,
-                    tool: name.to_owned(),
-                    known: dir.direct().iter().any(|d| d.def.name == name),
-                },
+                Some(t) if self.settings.surface == Surface::Capabilities => {
+                    Reached::Tool(snap.clone(), t)
+                }
+                _ => {
+                    let known = dir.direct().iter().any(|d| d.def.name == name);
+                    named(None, name.to_owned(), known)
+                }
             },
         }
     }

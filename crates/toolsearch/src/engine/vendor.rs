@@ -202,7 +202,7 @@ impl Engine {
         let snap = self.snapshot();
         let dir = snap.directory();
         if name == SEARCH_TOOL {
-            return Reached {
+            return Reached::Named {
                 group: None,
                 tool: name.to_owned(),
                 known: true,
@@ -215,12 +215,8 @@ impl Engine {
             .resolve(dir, name)
             .filter(|&id| view.sees(id))
         {
-            Some(id) => Reached {
-                group: Some(dir.group_of(id).name.clone()),
-                tool: dir.tool(id).name.clone(),
-                known: true,
-            },
-            None => Reached {
+            Some(id) => Reached::Tool(snap.clone(), id),
+            None => Reached::Named {
                 group: None,
                 tool: name.to_owned(),
                 known: view.direct().any(|(_, d)| d.def.name == name),
