@@ -84,7 +84,6 @@ fn json_block(value: Value) -> Result<ContentBlock, serde_json::Error> {
 /// removes the field for a client that negotiated an older protocol.
 pub fn mcp_result(result: CallResult) -> CallToolResult {
     // Each block read straight from the engine's JSON, moved rather than copied.
-    let is_error = result.is_error;
     let parts = || -> Result<CallToolResult, serde_json::Error> {
         let content = result
             .content
@@ -93,7 +92,7 @@ pub fn mcp_result(result: CallResult) -> CallToolResult {
             .collect::<Result<Vec<_>, _>>()?;
         let mut out = CallToolResult::success(content);
         out.structured_content = result.structured_content;
-        out.is_error = Some(is_error);
+        out.is_error = Some(result.is_error);
         out.meta = result.meta.map(MetaObject::deserialize).transpose()?;
         Ok(out)
     };

@@ -209,12 +209,7 @@ impl Engine {
     /// What a call reached: a call control's target (as asked), a grouped tool called by its
     /// canonical name, else the name called.
     fn reached(&self, name: &str, arguments: &Value) -> Reached {
-        let text = |key: &str| {
-            arguments
-                .get(key)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
+        let text = |key: &str| arguments.get(key).and_then(Value::as_str);
         let snap = self.snapshot();
         let dir = snap.directory();
         let named = |group: Option<String>, tool: String, known: bool| Reached::Named {
@@ -224,18 +219,21 @@ impl Engine {
         };
         match controls::control_for(&self.settings, name) {
             Some(Control::Invoke) => {
-                let id = arguments.get("toolId").and_then(Value::as_str);
+                let id = text("toolId");
                 match id.and_then(|id| dir.tool_by_canonical(id)) {
                     Some(t) => Reached::Tool(snap.clone(), t),
-                    None => named(None, text("toolId").unwrap_or_default(), false),
+                    None => named(None, id.unwrap_or_default().to_owned(), false),
                 }
             }
             Some(c) if c.is_call() => {
-                let group = arguments.get("group").and_then(Value::as_str);
-                let tool = arguments.get("tool").and_then(Value::as_str);
+                let (group, tool) = (text("group"), text("tool"));
                 match group.zip(tool).and_then(|(g, t)| dir.tool_id(g, t)) {
                     Some(t) => Reached::Tool(snap.clone(), t),
-                    None => named(text("group"), text("tool").unwrap_or_default(), false),
+                    None => named(
+                        group.map(str::to_owned),
+                        tool.unwrap_or_default().to_owned(),
+                        false,
+                    ),
                 }
             }
             Some(_) => named(None, name.to_owned(), true),
