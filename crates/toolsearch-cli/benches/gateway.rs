@@ -3,8 +3,9 @@
 //!   client calling the same upstream directly (the peer) and a line through `cat` (the floor
 //!   of any process hop), interleaved call by call; with `TOOLSEARCH_BENCH_BASELINE` set to
 //!   another `toolsearch` binary (an older build), that one too, in the same run; with
-//!   `TOOLSEARCH_BENCH_FORWARDER` set, a bare rmcp forwarder too (the least a gateway on
-//!   rmcp's service loops costs: see `forwarder`);
+//!   `TOOLSEARCH_BENCH_FORWARDER` set, a bare rmcp forwarder too (a gateway doing nothing on
+//!   rmcp's service loops on both sides; the gateway's own stdio calls skip the hand-off into
+//!   the client loop on its call lane: see `forwarder`, and BENCHMARKS.md "The call lane");
 //! - `discover_tools` through `toolsearch serve` with ToolBench (2,479 tools) as a static
 //!   source, against the same call answered in-process by the engine.
 //!

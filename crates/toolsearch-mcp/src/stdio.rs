@@ -76,6 +76,12 @@ where
         }
     }
 
+    /// The writer its messages go out on (shared: lines from every clone stay whole and in
+    /// order).
+    pub(crate) fn writer(&self) -> LineWriter<W> {
+        self.write.clone()
+    }
+
     /// Sets the longest line read (default [`MAX_LINE_BYTES`]).
     pub fn with_max_line_bytes(mut self, max: usize) -> Self {
         self.max_line = max;
@@ -134,6 +140,13 @@ where
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// A message as one line of JSON, newline included.
+pub(crate) fn encode_line(message: &impl serde::Serialize) -> std::io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
 impl<R, W, Role> Transport<Role> for JsonRpcStdio<R, W, Role>
 where
     R: AsyncRead + Send + Unpin,
@@ -147,13 +160,7 @@ where
         item: TxJsonRpcMessage<Role>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         // Encoded and (when the pipe takes it) written now; the future finishes the rest.
-        let written = match serde_json::to_vec(&item) {
-            Ok(mut bytes) => {
-                bytes.push(b'\n');
-                Ok(self.write.write(bytes))
-            }
-            Err(e) => Err(std::io::Error::other(e)),
-        };
+        let written = encode_line(&item).map(|line| self.write.write(line));
         async move { written?.await }
     }
 

@@ -72,9 +72,14 @@ pub(crate) fn set_parent(span: &tracing::Span, traceparent: Option<&str>) {
     let _ = span.set_parent(cx);
 }
 
-/// Runs `f` with `traceparent` as the caller's, for [`outgoing`].
+/// Runs `f` with `traceparent` as the caller's, for [`outgoing`]. Without one, `f` runs as it
+/// is (outside any scope [`outgoing`] finds nothing either), sparing each of its polls the
+/// task-local's swap.
 pub(crate) async fn scoped<F: Future>(traceparent: Option<String>, f: F) -> F::Output {
-    INCOMING.scope(traceparent, f).await
+    match traceparent {
+        Some(tp) => INCOMING.scope(Some(tp), f).await,
+        None => f.await,
+    }
 }
 
 /// The `traceparent` to send with a call made now: the current span's when traces are

@@ -4,9 +4,10 @@
 //! that was abandoned.
 //!
 //! One file per part: `stdio` and `http` connect, `session` opens per-session
-//! connections for context headers, `executor` runs calls, `listen` follows change
-//! subscriptions, `cause` reads rmcp's errors.
+//! connections for context headers, `executor` runs calls (on a stdio upstream, through its
+//! `call_lane`), `listen` follows change subscriptions, `cause` reads rmcp's errors.
 
+mod call_lane;
 mod cause;
 mod child;
 mod executor;
@@ -152,6 +153,47 @@ impl ClientHandler for UpstreamClient {
 
 type Running = RunningService<RoleClient, UpstreamClient>;
 
+/// A stdio upstream's call lane.
+type StdioLane = call_lane::CallLane<tokio::process::ChildStdin>;
+
+/// A live connection: rmcp's running client and, on a stdio upstream that speaks a protocol
+/// version with `initialize`, the call lane beside it.
+#[derive(Debug)]
+struct Connection {
+    running: Running,
+    lane: Option<StdioLane>,
+}
+
+impl Connection {
+    /// Whether it still serves: rmcp's loop ends when the transport does (a child's stdout
+    /// closing, an HTTP stream failing), and its peer's channel is then closed.
+    fn is_open(&self) -> bool {
+        !self.running.is_closed() && !self.running.peer().is_transport_closed()
+    }
+}
+
+/// How a tool is called on a live connection.
+#[derive(Debug, Clone)]
+enum Caller {
+    /// Through rmcp's peer.
+    Peer(Peer<RoleClient>),
+    /// On a stdio upstream's call lane.
+    Lane(StdioLane),
+}
+
+impl Caller {
+    /// One `tools/call`, its result or error as rmcp's `Peer::call_tool` gives them.
+    async fn call_tool(
+        &self,
+        params: rmcp::model::CallToolRequestParams,
+    ) -> Result<rmcp::model::CallToolResult, ServiceError> {
+        match self {
+            Caller::Peer(peer) => peer.call_tool(params).await,
+            Caller::Lane(lane) => lane.call_tool::<child::ChildTransport>(params).await,
+        }
+    }
+}
+
 /// One upstream: how to reach it (its source's kind) and its live connection, if any.
 #[derive(Debug)]
 pub struct Upstream {
@@ -160,7 +202,7 @@ pub struct Upstream {
     /// Resolved context headers of one session's own connection (empty on the shared one).
     session_headers: BTreeMap<String, String>,
     events: mpsc::UnboundedSender<UpstreamEvent>,
-    conn: RwLock<Option<Running>>,
+    conn: RwLock<Option<Connection>>,
     pid: std::sync::Mutex<Option<u32>>,
     stderr: Arc<stdio::StderrTail>,
     /// Set when a call was abandoned (timed out or cancelled) before its answer came; the
@@ -249,7 +291,7 @@ impl Upstream {
             name: self.name.clone(),
             events: self.events.clone(),
         };
-        let running = match &self.kind {
+        let (running, lane) = match &self.kind {
             SourceKind::Stdio {
                 command,
                 args,
@@ -259,13 +301,13 @@ impl Upstream {
             SourceKind::Http { url, headers, .. } => {
                 let mut all = headers.clone();
                 all.extend(self.session_headers.clone());
-                http::connect(client, url, &all).await?
+                (http::connect(client, url, &all).await?, None)
             }
             _ => return Err(UpstreamError::NotAServer),
         };
         listen::listen_for_changes(running.peer(), &self.name, &self.events);
         let tools = list_tools(running.peer()).await;
-        *self.conn.write().await = Some(running);
+        *self.conn.write().await = Some(Connection { running, lane });
         tools
     }
 
@@ -278,12 +320,21 @@ impl Upstream {
     /// The live connection's peer, if connected and not closed.
     pub async fn peer(&self) -> Option<Peer<RoleClient>> {
         let guard = self.conn.read().await;
-        // The service loop ends when the transport does (a child's stdout closing, an HTTP
-        // stream failing); its peer's channel is then closed.
         guard
             .as_ref()
-            .filter(|r| !r.is_closed() && !r.peer().is_transport_closed())
-            .map(|r| r.peer().clone())
+            .filter(|c| c.is_open())
+            .map(|c| c.running.peer().clone())
+    }
+
+    /// How to call a tool on the live connection, if connected and not closed: its call lane
+    /// when it has one, else rmcp's peer.
+    async fn caller(&self) -> Option<Caller> {
+        let guard = self.conn.read().await;
+        let c = guard.as_ref().filter(|c| c.is_open())?;
+        Some(match &c.lane {
+            Some(lane) => Caller::Lane(lane.clone()),
+            None => Caller::Peer(c.running.peer().clone()),
+        })
     }
 
     /// The protocol version negotiated on the live connection.
@@ -304,8 +355,8 @@ impl Upstream {
 
     /// Closes the connection (the child process is killed).
     pub async fn disconnect(&self) {
-        if let Some(running) = self.conn.write().await.take() {
-            let _ = running.cancel().await;
+        if let Some(c) = self.conn.write().await.take() {
+            let _ = c.running.cancel().await;
         }
     }
 }

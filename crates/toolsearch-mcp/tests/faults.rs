@@ -363,3 +363,73 @@ async fn failures_to_start_say_why_in_plain_words() {
     }
     g.shutdown().await;
 }
+
+/// A call in flight when its upstream dies fails at once with an error naming the upstream
+/// (not after the call timeout), calls on the other upstream go on, and another call on the
+/// same upstream answers again once it is restarted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_in_flight_when_its_upstream_dies_fails_at_once() {
+    let toml = format!(
+        "[limits]\ncall_timeout_ms = 30000\n\n{}{}",
+        common::misbehaving_source("mortal", ""),
+        common::misbehaving_source("bystander", "")
+    );
+    let g = launch(&toml).await;
+    g.settled().await;
+    let pid = g.upstream("mortal").and_then(|u| u.pid()).expect("pid");
+    let started = Instant::now();
+    let in_flight = tokio::spawn({
+        let g = g.clone();
+        async move {
+            json_of(
+                &g,
+                "call_tool",
+                json!({"group": "mortal", "tool": "sleep", "arguments": {"ms": 20000}}),
+            )
+            .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!in_flight.is_finished(), "the call is still waiting");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let (err, is_error) = tokio::time::timeout(Duration::from_secs(5), in_flight)
+        .await
+        .expect("failed at once, not after the call timeout")
+        .expect("task");
+    assert!(is_error, "{err}");
+    assert_eq!(err["error"], "tool_failed", "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("mortal"),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(6));
+    let (answer, is_error) = json_of(
+        &g,
+        "call_tool",
+        json!({"group": "bystander", "tool": "echo", "arguments": {"message": "unharmed"}}),
+    )
+    .await;
+    assert!(!is_error, "{answer}");
+    wait_for(
+        "the dead upstream to come back",
+        Duration::from_secs(15),
+        || async {
+            !json_of(
+                &g,
+                "call_tool",
+                json!({"group": "mortal", "tool": "echo", "arguments": {"message": "back"}}),
+            )
+            .await
+            .1
+        },
+    )
+    .await;
+    g.shutdown().await;
+}

@@ -2,9 +2,12 @@
 //! ([`crate::JsonRpcStdio`] in the client role: its tool results decoded on the fast path,
 //! requests written as they are sent). The child is ended as rmcp's `TokioChildProcess` ends
 //! it: closing the transport closes the child's stdin and gives it [`EXIT_GRACE`] to exit,
-//! then a `SIGTERM`, then a kill; dropping the transport kills it.
+//! then a `SIGTERM`, then a kill; dropping the transport kills it. Answers to its
+//! [call lane](super::call_lane) are taken off as they are read, and the lane's waiting calls
+//! fail when the child's stdout ends or the transport closes.
 
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap};
@@ -13,6 +16,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 
+use super::call_lane::{CallLane, LaneCalls};
 use crate::stdio::JsonRpcStdio;
 
 /// How long a child whose stdin was closed has to exit, before a `SIGTERM` and again before a
@@ -48,10 +52,20 @@ impl Drop for ChildGuard {
     }
 }
 
+/// Fails the lane's waiting calls when the transport goes.
+struct LaneGuard(Arc<LaneCalls>);
+
+impl Drop for LaneGuard {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 /// A child process and the line transport over its stdin and stdout.
 pub(super) struct ChildTransport {
     io: JsonRpcStdio<ChildStdout, ChildStdin, RoleClient>,
     child: ChildGuard,
+    lane: LaneGuard,
 }
 
 impl ChildTransport {
@@ -76,9 +90,15 @@ impl ChildTransport {
             Self {
                 io: JsonRpcStdio::with_io(stdout, stdin),
                 child: guard,
+                lane: LaneGuard(Arc::default()),
             },
             stderr,
         ))
+    }
+
+    /// A lane for `tools/call` on this connection (see [`super::call_lane`]).
+    pub(super) fn call_lane(&self) -> CallLane<ChildStdin> {
+        CallLane::new(self.lane.0.clone(), self.io.writer())
     }
 
     /// The child's process id (while it runs).
@@ -89,6 +109,7 @@ impl ChildTransport {
     /// Closes its stdin, then ends it: it exits by itself within [`EXIT_GRACE`], or after a
     /// `SIGTERM` within as long again, or is killed.
     async fn shut_down(&mut self) -> std::io::Result<()> {
+        self.lane.0.close();
         if self.child.0.is_none() {
             return Ok(());
         }
@@ -136,8 +157,17 @@ impl Transport<RoleClient> for ChildTransport {
         self.io.send(item)
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        self.io.receive()
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        // Cancel-safe: a message is either still unread or routed before the next await.
+        loop {
+            let Some(message) = self.io.receive().await else {
+                self.lane.0.close();
+                return None;
+            };
+            if let Some(message) = self.lane.0.route(message) {
+                return Some(message);
+            }
+        }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {

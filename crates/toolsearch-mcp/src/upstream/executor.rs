@@ -1,5 +1,6 @@
 //! Calls on an upstream, as the engine's [`Executor`]: each session's own connection when the
-//! upstream has context headers, rmcp's errors mapped to what the model is told, and a call
+//! upstream has context headers, a stdio upstream's calls on its call lane, rmcp's errors
+//! mapped to what the model is told, and a call
 //! abandoned before its answer (a timeout, a cancel) marks the upstream for a health ping.
 
 use std::sync::Arc;
@@ -36,7 +37,7 @@ impl UpstreamExecutor {
         tool: String,
         arguments: Map<String, Value>,
     ) -> Result<CallResult, ExecError> {
-        let Some(peer) = upstream.peer().await else {
+        let Some(caller) = upstream.caller().await else {
             return Err(ExecError::Unavailable(format!(
                 "upstream {} is not connected (it is still connecting, or restarting)",
                 upstream.name
@@ -56,7 +57,7 @@ impl UpstreamExecutor {
             }
             // Dropped unanswered (the call timed out or was cancelled): the supervisor pings.
             let mut guard = AbandonGuard(Some(&upstream));
-            let answer = peer.call_tool(params).await;
+            let answer = caller.call_tool(params).await;
             guard.0 = None;
             answer
         }

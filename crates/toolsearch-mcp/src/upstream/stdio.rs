@@ -11,7 +11,7 @@ use rmcp::ServiceExt;
 use tokio::io::AsyncBufReadExt;
 
 use super::child::ChildTransport;
-use super::{CONNECT_TIMEOUT, Running, Upstream, UpstreamClient, UpstreamError};
+use super::{CONNECT_TIMEOUT, Running, StdioLane, Upstream, UpstreamClient, UpstreamError};
 use crate::secrets::expand;
 
 /// Lines of a stdio upstream's stderr kept for error messages.
@@ -67,7 +67,8 @@ pub(super) fn stderr_tail(lines: &[String]) -> String {
     }
 }
 
-/// Starts `command` and runs the MCP handshake over its stdio.
+/// Starts `command` and runs the MCP handshake over its stdio: the running client and, when
+/// the protocol version agreed has `initialize`, the connection's call lane.
 pub(super) async fn connect(
     upstream: &Upstream,
     client: UpstreamClient,
@@ -75,7 +76,7 @@ pub(super) async fn connect(
     args: &[String],
     env: &BTreeMap<String, String>,
     cwd: Option<&PathBuf>,
-) -> Result<Running, UpstreamError> {
+) -> Result<(Running, Option<StdioLane>), UpstreamError> {
     let program = expand(command)?;
     let mut cmd = tokio::process::Command::new(&program);
     for a in args {
@@ -111,9 +112,18 @@ pub(super) async fn connect(
             }
         })
     });
+    let lane = transport.call_lane();
     match tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport)).await {
         Err(_) => Err(UpstreamError::Timeout(CONNECT_TIMEOUT)),
-        Ok(Ok(running)) => Ok(running),
+        Ok(Ok(running)) => {
+            // A later version's requests each carry the client's metadata: rmcp adds it.
+            let lane = running
+                .peer()
+                .peer_info()
+                .is_some_and(|info| info.protocol_version.has_initialize())
+                .then_some(lane);
+            Ok((running, lane))
+        }
         Ok(Err(e)) => {
             // The child's stdout closed: give its stderr a moment to drain.
             if let Some(reader) = reader {
