@@ -407,3 +407,63 @@ async fn the_capabilities_surface_serves_search_invoke_and_skills_over_mcp() {
     assert_eq!(body, "Write one note per line.\n");
     client.cancel().await.expect("close");
 }
+
+/// The official Python SDK's servers as stdio upstreams — `MCPServer` on the newest release
+/// and `FastMCP` on the last 1.x (tests/python/upstream_server.py) — answer calls through the
+/// gateway (on its call lane, with string request ids), overlapping calls each get their own
+/// answer, and a tool that raises is an error result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_servers_answer_as_upstreams_overlapping_calls_each_their_own() {
+    let dir = temp_dir("python-upstreams");
+    let script = root().join("tests/python/upstream_server.py");
+    let mut config = String::new();
+    for venv in ["pyenv", "pyenv-1x"] {
+        config += &format!(
+            "[[source]]\nname = {venv:?}\ncommand = {:?}\nargs = [{:?}]\ngroup = {venv:?}\ndescription = \"A Python SDK server\"\n\n",
+            common::python(venv).display().to_string(),
+            script.display().to_string()
+        );
+    }
+    let path = dir.join("gateway.toml");
+    std::fs::write(&path, config).expect("config");
+    let client = connect(&path).await;
+    until_connected(&client).await;
+    for group in ["pyenv", "pyenv-1x"] {
+        // Overlapping calls, the earlier ones answered later: each gets its own answer.
+        let calls = (0..12).map(|i| {
+            let client = &client;
+            async move {
+                let text = format!("call {i} on {group}");
+                let answer = call(
+                    client,
+                    "call_tool",
+                    json!({"group": group, "tool": "shout",
+                           "arguments": {"text": text, "delay_ms": (12 - i) * 20}}),
+                )
+                .await;
+                (text.to_uppercase(), answer)
+            }
+        });
+        for (expected, (answer, is_error)) in futures_util::future::join_all(calls).await {
+            assert!(!is_error, "{group}: {answer}");
+            // The newest SDK adds structuredContent ({"result": …}) beside the text.
+            let text = match &answer {
+                Value::String(s) => s.as_str(),
+                v => v["content"][0]["text"].as_str().unwrap_or_default(),
+            };
+            assert_eq!(text, expected, "{group}: {answer}");
+        }
+        let (failed, is_error) = call(
+            &client,
+            "call_tool",
+            json!({"group": group, "tool": "fail", "arguments": {"why": "disk on fire"}}),
+        )
+        .await;
+        assert!(is_error, "{group}: {failed}");
+        assert!(
+            failed.to_string().contains("disk on fire"),
+            "{group}: {failed}"
+        );
+    }
+    client.cancel().await.expect("close");
+}
