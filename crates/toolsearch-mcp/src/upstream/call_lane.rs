@@ -296,6 +296,12 @@ mod tests {
         )
     }
 
+    /// A call of `echo` on `lane`, running on a task of its own.
+    fn spawn_call(lane: &Lane) -> tokio::task::JoinHandle<Result<CallToolResult, ServiceError>> {
+        let lane = lane.clone();
+        tokio::spawn(async move { lane.call_tool::<Io>(params()).await })
+    }
+
     fn message(v: Value) -> ServerJsonRpcMessage {
         serde_json::from_value(v).expect("a server message")
     }
@@ -303,10 +309,7 @@ mod tests {
     #[tokio::test]
     async fn a_call_is_written_with_a_lane_id_and_answered_by_its_response() {
         let (lane, calls, mut r) = lane();
-        let call = tokio::spawn({
-            let lane = lane.clone();
-            async move { lane.call_tool::<Io>(params()).await }
-        });
+        let call = spawn_call(&lane);
         let request = next_line(&mut r).await;
         assert_eq!(
             request,
@@ -345,7 +348,7 @@ mod tests {
     #[tokio::test]
     async fn an_error_answer_is_rmcps_mcp_error() {
         let (lane, calls, mut r) = lane();
-        let call = tokio::spawn(async move { lane.call_tool::<Io>(params()).await });
+        let call = spawn_call(&lane);
         let id = next_line(&mut r).await["id"].clone();
         let error = json!({"jsonrpc": "2.0", "id": id,
                            "error": {"code": -32602, "message": "Unknown tool: echo"}});
@@ -362,10 +365,7 @@ mod tests {
     #[tokio::test]
     async fn a_dropped_call_cancels_and_its_late_answer_is_dropped() {
         let (lane, calls, mut r) = lane();
-        let call = tokio::spawn({
-            let lane = lane.clone();
-            async move { lane.call_tool::<Io>(params()).await }
-        });
+        let call = spawn_call(&lane);
         let id = next_line(&mut r).await["id"].clone();
         call.abort();
         assert!(call.await.expect_err("aborted").is_cancelled());
@@ -379,7 +379,7 @@ mod tests {
         assert!(calls.route(message(late)).is_none(), "not handed to rmcp");
         assert!(calls.lock().waiting.is_empty());
         // The next call gets a fresh id and its own answer.
-        let next = tokio::spawn(async move { lane.call_tool::<Io>(params()).await });
+        let next = spawn_call(&lane);
         assert_eq!(next_line(&mut r).await["id"], "toolsearch-call-2");
         let answer =
             json!({"jsonrpc": "2.0", "id": "toolsearch-call-2", "result": {"content": []}});
@@ -390,10 +390,7 @@ mod tests {
     #[tokio::test]
     async fn closing_fails_waiting_calls_and_later_ones_at_once() {
         let (lane, calls, mut r) = lane();
-        let call = tokio::spawn({
-            let lane = lane.clone();
-            async move { lane.call_tool::<Io>(params()).await }
-        });
+        let call = spawn_call(&lane);
         next_line(&mut r).await;
         calls.close();
         assert!(matches!(
