@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::config::{SearchMethod, load_config};
-use toolsearch::eval::{Report, Split, evaluate, load_queries, recall_plot_svg};
+use toolsearch::eval::{EvalError, Report, Split, evaluate, load_queries, recall_plot_svg};
 use toolsearch::search::semantic::SemanticSearch;
 use toolsearch::{Query, SearchIndex, Searcher, Settings, Snapshot};
 
@@ -60,6 +60,10 @@ pub struct EvalArgs {
     /// Also draw recall@k (k = 1..20) of each method into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Also write each query's ranking to this file, a JSON line per method and query:
+    /// `{"method", "id", "query", "relevant": [{"tool", "rank"}], "top": [ten tools]}`.
+    #[arg(long, value_name = "FILE.jsonl")]
+    rankings: Option<PathBuf>,
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -204,6 +208,13 @@ pub fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
     if a.multi {
         queries.retain(|q| q.relevant.len() > 1);
     }
+    let mut rankings = match &a.rankings {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?,
+        )),
+        None => None,
+    };
     let mut reports = Vec::new();
     for method in methods {
         // Each method's build is timed from the loaded catalog to a searchable snapshot.
@@ -228,7 +239,26 @@ pub fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
         }
         let build_ms = started.elapsed().as_secs_f64() * 1e3;
         let search = Searcher::new(&dir, &index, &settings, semantic.as_deref());
-        reports.push(evaluate(&search, method, &queries, build_ms)?);
+        let report = evaluate(
+            &search,
+            method,
+            &queries,
+            build_ms,
+            |ranking| match rankings.as_mut() {
+                Some(w) => writeln!(w, "{}", ranking.to_json()),
+                None => Ok(()),
+            },
+        );
+        reports.push(report.map_err(|e| match (&e, &a.rankings) {
+            (EvalError::Rankings(_), Some(path)) => {
+                anyhow::Error::new(e).context(format!("writing {}", path.display()))
+            }
+            _ => e.into(),
+        })?);
+    }
+    if let (Some(w), Some(path)) = (rankings.as_mut(), &a.rankings) {
+        w.flush()
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let mut out = std::io::stdout().lock();
     for r in &reports {

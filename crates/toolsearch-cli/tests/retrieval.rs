@@ -41,6 +41,15 @@ fn toolsearch(args: &[&str]) -> Output {
         .expect("run toolsearch")
 }
 
+fn succeeded(o: &Output) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 fn usage_error(o: &Output, needle: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
@@ -71,12 +80,7 @@ fn eval_json_has_exactly_the_design_keys_and_bm25_beats_keyword_on_toolbench() {
         "keyword,bm25",
         "--json",
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(&o);
     let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
@@ -135,12 +139,7 @@ fn eval_draws_a_plot_and_takes_a_split() {
         "--plot",
         &svg,
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(&o);
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(table.starts_with("method"), "{table}");
     assert!(table.contains("bm25") && table.contains("keyword"));
@@ -165,6 +164,94 @@ fn eval_draws_a_plot_and_takes_a_split() {
 }
 
 #[test]
+fn eval_writes_each_querys_ranking_and_they_add_up_to_its_recall() {
+    if !have_data() {
+        return;
+    }
+    let rankings = temp("rankings.jsonl", "");
+    let o = toolsearch(&[
+        "eval",
+        "--catalog",
+        &data("metatool/catalog.json"),
+        "--queries",
+        &data("metatool/queries.jsonl"),
+        "--method",
+        "keyword,bm25",
+        "--split",
+        "test",
+        "--json",
+        "--rankings",
+        &rankings,
+    ]);
+    succeeded(&o);
+    let reports: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("report"))
+        .collect();
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&rankings)
+        .expect("rankings written")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    for report in &reports {
+        let method = report["method"].as_str().expect("method");
+        let mine: Vec<&serde_json::Value> =
+            lines.iter().filter(|l| l["method"] == method).collect();
+        assert_eq!(mine.len() as u64, report["queries"].as_u64().expect("n"));
+        let mut recall10 = 0.0;
+        for l in &mine {
+            let top: Vec<&str> = l["top"]
+                .as_array()
+                .expect("top")
+                .iter()
+                .map(|t| t.as_str().expect("tool"))
+                .collect();
+            // Only tools that match are ranked: there may be fewer than ten.
+            assert!(top.len() <= 10, "{l}");
+            let relevant = l["relevant"].as_array().expect("relevant");
+            assert!(!relevant.is_empty(), "{l}");
+            let mut found = 0;
+            for r in relevant {
+                let tool = r["tool"].as_str().expect("tool");
+                match r["rank"].as_u64() {
+                    Some(rank @ 1..=10) => {
+                        assert_eq!(top[rank as usize - 1], tool, "{l}");
+                        found += 1;
+                    }
+                    Some(rank) => assert!((11..=20).contains(&rank), "{l}"),
+                    None => assert!(r["rank"].is_null() && !top.contains(&tool), "{l}"),
+                }
+            }
+            recall10 += f64::from(found) / relevant.len() as f64;
+        }
+        // The file holds exactly what was scored: its recall@10 is the report's.
+        let reported = report["recall@10"].as_f64().expect("recall@10");
+        assert!(
+            (recall10 / mine.len() as f64 - reported).abs() < 1e-4,
+            "{method}: {recall10} over {} vs {reported}",
+            mine.len()
+        );
+    }
+    assert_eq!(
+        lines.len(),
+        2 * reports[0]["queries"].as_u64().expect("n") as usize
+    );
+    // A file that cannot be created: exit 2 and say which.
+    usage_error(
+        &toolsearch(&[
+            "eval",
+            "--catalog",
+            &data("metatool/catalog.json"),
+            "--queries",
+            &data("metatool/queries.jsonl"),
+            "--rankings",
+            "/nonexistent-dir/rankings.jsonl",
+        ]),
+        "cannot create /nonexistent-dir/rankings.jsonl",
+    );
+}
+
+#[test]
 fn search_prints_a_ranked_table_with_scores_and_reasons() {
     if !have_data() {
         return;
@@ -177,12 +264,7 @@ fn search_prints_a_ranked_table_with_scores_and_reasons() {
         "3",
         "latest football transfer news",
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    succeeded(&o);
     let out = String::from_utf8_lossy(&o.stdout);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 4, "{out}");

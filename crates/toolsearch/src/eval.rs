@@ -56,6 +56,9 @@ pub enum EvalError {
         /// What is wrong.
         message: String,
     },
+    /// A query's ranking could not be written out.
+    #[error("cannot write the rankings: {0}")]
+    Rankings(#[source] std::io::Error),
     /// The method cannot search.
     #[error(transparent)]
     Search(#[from] SearchError),
@@ -265,14 +268,69 @@ impl Scorer {
     }
 }
 
+/// One query's ranking as `eval --rankings` writes it: what was asked, what is relevant, what
+/// came first, and where each relevant tool came.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranking<'a> {
+    /// The method that ranked.
+    pub method: &'a str,
+    /// The query's id.
+    pub id: &'a str,
+    /// The text searched.
+    pub query: &'a str,
+    /// Each relevant tool (`group/tool`) with its 1-based rank within [`DEPTH`], or `None`
+    /// when it was not ranked that high (or is not in the catalog).
+    pub relevant: Vec<(&'a str, Option<usize>)>,
+    /// The first ten tools ranked, best first.
+    pub top: &'a [String],
+}
+
+impl<'a> Ranking<'a> {
+    /// The ranking of `query` by `method`, from its ranked `group/tool` ids.
+    pub fn new(method: &'a str, query: &'a Query, ranked: &'a [String]) -> Self {
+        let depth = ranked.len().min(DEPTH);
+        Self {
+            method,
+            id: &query.id,
+            query: &query.query,
+            relevant: query
+                .relevant
+                .iter()
+                .map(|r| {
+                    let rank = ranked[..depth].iter().position(|x| x == r).map(|i| i + 1);
+                    (r.as_str(), rank)
+                })
+                .collect(),
+            top: &ranked[..ranked.len().min(10)],
+        }
+    }
+
+    /// The JSON line: `{"method", "id", "query", "relevant": [{"tool", "rank"}], "top"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "method": self.method,
+            "id": self.id,
+            "query": self.query,
+            "relevant": self
+                .relevant
+                .iter()
+                .map(|(tool, rank)| serde_json::json!({"tool": tool, "rank": rank}))
+                .collect::<Vec<_>>(),
+            "top": self.top,
+        })
+    }
+}
+
 /// Ranks every query with `method` and scores the rankings (a query's latency includes
 /// embedding it, for `semantic` and `hybrid`). `build_ms` is the caller's
-/// measurement of building the index (it is only reported).
+/// measurement of building the index (it is only reported). `seen` gets each query's
+/// ranking, after it is timed.
 pub fn evaluate(
     search: &Searcher<'_, Directory>,
     method: SearchMethod,
     queries: &[Query],
     build_ms: f64,
+    mut seen: impl FnMut(Ranking<'_>) -> std::io::Result<()>,
 ) -> Result<Report, EvalError> {
     let dir = search.corpus();
     let mut scorer = Scorer::new();
@@ -294,6 +352,7 @@ pub fn evaluate(
         let micros = started.elapsed().as_secs_f64() * 1e6;
         let ids: Vec<String> = hits.iter().map(|h| tool_key(dir, h.tool)).collect();
         scorer.add(&q.relevant, &ids, micros);
+        seen(Ranking::new(method.as_str(), q, &ids)).map_err(EvalError::Rankings)?;
     }
     let mut report = scorer.finish(method.as_str(), dir.tools().len(), build_ms);
     report.unknown_relevant = unknown;
@@ -375,4 +434,59 @@ pub fn recall_plot_svg(reports: &[Report], title: &str) -> String {
     }
     svg.push_str("</svg>\n");
     svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(relevant: &[&str]) -> Query {
+        Query {
+            id: "q1".to_owned(),
+            query: "find it".to_owned(),
+            relevant: relevant.iter().map(|r| (*r).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_ranking_gives_each_relevant_tool_its_rank_and_the_first_ten() {
+        let ranked: Vec<String> = (1..=DEPTH + 5).map(|i| format!("g/t{i}")).collect();
+        let q = query(&["g/t3", "g/t20", "g/t21", "other/x"]);
+        let r = Ranking::new("bm25", &q, &ranked);
+        assert_eq!(
+            r.relevant,
+            [
+                ("g/t3", Some(3)),
+                ("g/t20", Some(20)),
+                // Ranked, but below the depth that eval measures.
+                ("g/t21", None),
+                ("other/x", None)
+            ]
+        );
+        assert_eq!(r.top, &ranked[..10]);
+        assert_eq!(
+            r.to_json(),
+            serde_json::json!({
+                "method": "bm25",
+                "id": "q1",
+                "query": "find it",
+                "relevant": [
+                    {"tool": "g/t3", "rank": 3},
+                    {"tool": "g/t20", "rank": 20},
+                    {"tool": "g/t21", "rank": null},
+                    {"tool": "other/x", "rank": null}
+                ],
+                "top": ranked[..10],
+            })
+        );
+        // A short ranking: all of it is the top, and a tool ranked twice has its first place.
+        let short = ["g/a".to_owned(), "g/b".to_owned(), "g/a".to_owned()];
+        let r = Ranking::new("hybrid", &q, &short);
+        assert_eq!(r.top, &short);
+        let q = query(&["g/a"]);
+        assert_eq!(
+            Ranking::new("hybrid", &q, &short).relevant,
+            [("g/a", Some(1))]
+        );
+    }
 }
