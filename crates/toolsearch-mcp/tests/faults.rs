@@ -65,6 +65,20 @@ where
     }
 }
 
+/// Waits (at most `secs` seconds) until `group`'s echo tool answers without an error again.
+async fn echo_answers_again(g: &Gateway, group: &str, what: &str, secs: u64) {
+    wait_for(what, Duration::from_secs(secs), || async {
+        !json_of(
+            g,
+            "call_tool",
+            json!({"group": group, "tool": "echo", "arguments": {"message": "back"}}),
+        )
+        .await
+        .1
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_upstream_is_unavailable_fails_fast_and_comes_back() {
     let g = start().await;
@@ -278,20 +292,7 @@ async fn a_hung_upstream_is_pinged_after_a_timeout_and_restarted() {
         || async { g.upstream("frozen").and_then(|u| u.pid()) != Some(pid) },
     )
     .await;
-    wait_for(
-        "the restarted upstream",
-        Duration::from_secs(10),
-        || async {
-            !json_of(
-                &g,
-                "call_tool",
-                json!({"group": "frozen", "tool": "echo", "arguments": {"message": "back"}}),
-            )
-            .await
-            .1
-        },
-    )
-    .await;
+    echo_answers_again(&g, "frozen", "the restarted upstream", 10).await;
     wait_for(
         "the frozen child to be gone",
         Duration::from_secs(10),
@@ -417,19 +418,6 @@ async fn a_call_in_flight_when_its_upstream_dies_fails_at_once() {
     )
     .await;
     assert!(!is_error, "{answer}");
-    wait_for(
-        "the dead upstream to come back",
-        Duration::from_secs(15),
-        || async {
-            !json_of(
-                &g,
-                "call_tool",
-                json!({"group": "mortal", "tool": "echo", "arguments": {"message": "back"}}),
-            )
-            .await
-            .1
-        },
-    )
-    .await;
+    echo_answers_again(&g, "mortal", "the dead upstream to come back", 15).await;
     g.shutdown().await;
 }
