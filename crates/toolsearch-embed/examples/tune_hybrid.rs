@@ -8,26 +8,21 @@
 //! (model from `target/models/all-MiniLM-L6-v2` or `$TOOLSEARCH_MODEL`; cache from
 //! `$TOOLSEARCH_CACHE_DIR` or the default folder, built by `toolsearch index`).
 
-use std::path::PathBuf;
+mod common;
 
+use toolsearch::SearchIndex;
 use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::config::{Fusion, HybridParams};
 use toolsearch::eval::{DEPTH, Scorer, Split, load_queries, tool_key};
 use toolsearch::search::hybrid::{self, fuse};
 use toolsearch::search::semantic::SemanticSearch;
-use toolsearch::{SearchIndex, Settings};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let max: usize = std::env::args()
         .nth(1)
         .map_or(Ok(usize::MAX), |s| s.parse())?;
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut settings = Settings::default();
-    settings.semantic.model = Some(
-        std::env::var_os("TOOLSEARCH_MODEL")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target/models/all-MiniLM-L6-v2")),
-    );
+    let root = common::root();
+    let settings = common::settings();
     let embedder = toolsearch_embed::load(&settings.semantic)?;
     let sem = SemanticSearch::open(embedder, &settings.semantic, false)?;
     let mut grid = vec![];
