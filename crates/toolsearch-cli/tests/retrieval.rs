@@ -41,6 +41,17 @@ fn toolsearch(args: &[&str]) -> Output {
         .expect("run toolsearch")
 }
 
+/// `toolsearch eval` over a shared set's catalog and queries, then `rest`.
+fn eval_on(set: &str, rest: &[&str]) -> Output {
+    let (catalog, queries) = (
+        data(&format!("{set}/catalog.json")),
+        data(&format!("{set}/queries.jsonl")),
+    );
+    let mut args = vec!["eval", "--catalog", &catalog, "--queries", &queries];
+    args.extend_from_slice(rest);
+    toolsearch(&args)
+}
+
 fn succeeded(o: &Output) {
     assert_eq!(
         o.status.code(),
@@ -70,16 +81,7 @@ fn eval_json_has_exactly_the_design_keys_and_bm25_beats_keyword_on_toolbench() {
     if !have_data() {
         return;
     }
-    let o = toolsearch(&[
-        "eval",
-        "--catalog",
-        &data("toolbench-stable/catalog.json"),
-        "--queries",
-        &data("toolbench-stable/queries.jsonl"),
-        "--method",
-        "keyword,bm25",
-        "--json",
-    ]);
+    let o = eval_on("toolbench-stable", &["--method", "keyword,bm25", "--json"]);
     succeeded(&o);
     let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
         .lines()
@@ -126,19 +128,17 @@ fn eval_draws_a_plot_and_takes_a_split() {
         return;
     }
     let svg = temp("recall.svg", "");
-    let o = toolsearch(&[
-        "eval",
-        "--catalog",
-        &data("metatool/catalog.json"),
-        "--queries",
-        &data("metatool/queries.jsonl"),
-        "--method",
-        "bm25,keyword",
-        "--split",
-        "test",
-        "--plot",
-        &svg,
-    ]);
+    let o = eval_on(
+        "metatool",
+        &[
+            "--method",
+            "bm25,keyword",
+            "--split",
+            "test",
+            "--plot",
+            &svg,
+        ],
+    );
     succeeded(&o);
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(table.starts_with("method"), "{table}");
@@ -169,20 +169,18 @@ fn eval_writes_each_querys_ranking_and_they_add_up_to_its_recall() {
         return;
     }
     let rankings = temp("rankings.jsonl", "");
-    let o = toolsearch(&[
-        "eval",
-        "--catalog",
-        &data("metatool/catalog.json"),
-        "--queries",
-        &data("metatool/queries.jsonl"),
-        "--method",
-        "keyword,bm25",
-        "--split",
-        "test",
-        "--json",
-        "--rankings",
-        &rankings,
-    ]);
+    let o = eval_on(
+        "metatool",
+        &[
+            "--method",
+            "keyword,bm25",
+            "--split",
+            "test",
+            "--json",
+            "--rankings",
+            &rankings,
+        ],
+    );
     succeeded(&o);
     let reports: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
         .lines()
@@ -238,15 +236,10 @@ fn eval_writes_each_querys_ranking_and_they_add_up_to_its_recall() {
     );
     // A file that cannot be created: exit 2 and say which.
     usage_error(
-        &toolsearch(&[
-            "eval",
-            "--catalog",
-            &data("metatool/catalog.json"),
-            "--queries",
-            &data("metatool/queries.jsonl"),
-            "--rankings",
-            "/nonexistent-dir/rankings.jsonl",
-        ]),
+        &eval_on(
+            "metatool",
+            &["--rankings", "/nonexistent-dir/rankings.jsonl"],
+        ),
         "cannot create /nonexistent-dir/rankings.jsonl",
     );
 }
