@@ -60,7 +60,8 @@ pub(crate) fn req_str<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a 
 }
 
 /// An optional non-negative integer (`null` = absent; `5.0` counts as 5, as JSON Schema's
-/// `integer` does).
+/// `integer` does; a string of ASCII digits such as `"2"`, which models often send, counts as
+/// that integer — no other string does).
 pub(crate) fn opt_uint(obj: &Map<String, Value>, key: &str) -> Result<Option<usize>, ToolError> {
     let bad = || {
         ToolError::invalid_request(
@@ -70,6 +71,9 @@ pub(crate) fn opt_uint(obj: &Map<String, Value>, key: &str) -> Result<Option<usi
     };
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => digits(s)
+            .map(|u| Some(usize::try_from(u).unwrap_or(usize::MAX)))
+            .ok_or_else(bad),
         Some(Value::Number(n)) => {
             if let Some(u) = n.as_u64() {
                 return Ok(Some(usize::try_from(u).unwrap_or(usize::MAX)));
@@ -82,5 +86,59 @@ pub(crate) fn opt_uint(obj: &Map<String, Value>, key: &str) -> Result<Option<usi
             }
         }
         Some(_) => Err(bad()),
+    }
+}
+
+/// The integer a string of ASCII digits spells (`"2"` → 2); `None` for anything else (empty,
+/// a sign, spaces, a fraction, an exponent, or too large for a `u64`).
+pub(crate) fn digits(s: &str) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// A JSON object given as its text (`"{\"a\": 1}"`), as models sometimes send an envelope's
+/// arguments: the object it parses to, or `None` when it is not one.
+pub(crate) fn object_text(s: &str) -> Option<Map<String, Value>> {
+    match serde_json::from_str(s) {
+        Ok(Value::Object(m)) => Some(m),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_strings_of_ascii_digits_are_integers() {
+        assert_eq!(digits("2"), Some(2));
+        assert_eq!(digits("0010"), Some(10));
+        for bad in [
+            "",
+            " 2",
+            "2 ",
+            "+2",
+            "-2",
+            "2.0",
+            "1e3",
+            "٣",
+            "99999999999999999999999",
+        ] {
+            assert_eq!(digits(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn only_an_objects_text_is_an_object() {
+        assert_eq!(
+            object_text(r#"{"a": 1}"#),
+            Some(json!({"a": 1}).as_object().cloned().unwrap_or_default())
+        );
+        for bad in ["[1]", "1", "\"{}\"", "{", "null", ""] {
+            assert_eq!(object_text(bad), None, "{bad:?}");
+        }
     }
 }

@@ -19,10 +19,15 @@ pub const TOP_K_SKILLS: usize = 3;
 /// Largest `topKTools` / `topKSkills`; larger values are clamped to it.
 pub const TOP_K_MAX: usize = 50;
 
-/// A `topK…` value: a positive integer, clamped to [`TOP_K_MAX`]; anything else (missing, 0,
-/// negative, boolean, fractional, a string) is the default — never an error.
+/// A `topK…` value: a positive integer (or a string of digits spelling one, as models send
+/// it), clamped to [`TOP_K_MAX`]; anything else (missing, 0, negative, boolean, fractional,
+/// another string) is the default — never an error.
 pub fn top_k(v: Option<&Value>, default: usize) -> usize {
-    match v.and_then(Value::as_i64) {
+    let n = match v {
+        Some(Value::String(s)) => super::args::digits(s).and_then(|n| i64::try_from(n).ok()),
+        other => other.and_then(Value::as_i64),
+    };
+    match n {
         Some(n) if n > 0 => (n as usize).min(TOP_K_MAX),
         _ => default,
     }
@@ -166,16 +171,21 @@ pub(crate) fn invoke_args(
     control: &str,
     obj: &Map<String, Value>,
 ) -> Result<Map<String, Value>, ToolError> {
+    let bad = || {
+        ToolError::invalid_request(
+            &pointer("args"),
+            format!("{control}: args must be a JSON object matching the tool's inputSchema"),
+        )
+    };
     match obj.get("args") {
         Some(Value::Object(m)) => Ok(m.clone()),
+        // Models often send the arguments object as its JSON text.
+        Some(Value::String(s)) => super::args::object_text(s).ok_or_else(bad),
         None | Some(Value::Null) => Ok(obj
             .iter()
             .filter(|(k, _)| *k != "toolId" && *k != "args")
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()),
-        Some(_) => Err(ToolError::invalid_request(
-            &pointer("args"),
-            format!("{control}: args must be a JSON object matching the tool's inputSchema"),
-        )),
+        Some(_) => Err(bad()),
     }
 }

@@ -489,9 +489,16 @@ impl Engine {
         let Value::Object(mut obj) = arguments else {
             unreachable!("checked to be an object above")
         };
-        match obj.remove("arguments") {
-            Some(Value::Object(m)) => Ok((id, group, m)),
-            _ => Err(ToolError::invalid_request(
+        // Models often send the arguments object as its JSON text: that text is taken as the
+        // object it parses to (nothing else is coerced).
+        let arguments = match obj.remove("arguments") {
+            Some(Value::Object(m)) => Some(m),
+            Some(Value::String(s)) => args::object_text(&s),
+            _ => None,
+        };
+        match arguments {
+            Some(m) => Ok((id, group, m)),
+            None => Err(ToolError::invalid_request(
                 "/arguments",
                 "arguments must be a JSON object matching the tool's parameter schema (use {} for none)",
             )),

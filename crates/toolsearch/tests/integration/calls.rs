@@ -231,6 +231,67 @@ async fn envelope_errors() {
     assert_eq!(runs.lookup.load(Ordering::SeqCst), 0);
 }
 
+/// What models get wrong and the envelope takes: `arguments` as the JSON text of an object, a
+/// control's integer as a string of digits. Nothing else is coerced: the tool's own arguments
+/// are validated as they are.
+#[tokio::test]
+async fn the_envelope_takes_arguments_as_json_text_and_integers_as_digit_strings() {
+    let runs = Arc::new(Runs::default());
+    let e = builder(&runs).build().expect("valid");
+    let r = e
+        .handle(
+            "call_tool",
+            json!({"group": "crm", "tool": "customer_name", "arguments": "{\"customer_id\": 7}"}),
+        )
+        .await;
+    assert!(!r.is_error, "{r:?}");
+    assert_eq!(r.structured_content, Some(json!({"name": "Customer 7"})));
+    assert_eq!(runs.lookup.load(Ordering::SeqCst), 1);
+    // Text that is not an object's, and a tool argument given as digits, are refused.
+    for (arguments, path) in [
+        (json!("[1]"), "/arguments"),
+        (json!("{\"customer_id\": 7"), "/arguments"),
+        (json!("7"), "/arguments"),
+    ] {
+        let v = error_of(&call(&e, "crm", "customer_name", arguments.clone()).await);
+        assert_eq!(
+            (v["error"].as_str(), v["path"].as_str()),
+            (Some("invalid_request"), Some(path)),
+            "{arguments}"
+        );
+    }
+    let v = error_of(&call(&e, "crm", "customer_name", json!({"customer_id": "7"})).await);
+    assert_eq!(v["error"], "invalid_arguments", "{v}");
+    assert_eq!(runs.lookup.load(Ordering::SeqCst), 1);
+
+    // A control's integer as a string of digits is that integer; no other string is.
+    let page = |args: Value| {
+        let e = &e;
+        async move {
+            let r = e.handle("list_tools", args).await;
+            let v: Value = serde_json::from_str(r.first_text().expect("text")).expect("json");
+            (r.is_error, v)
+        }
+    };
+    let (err, v) = page(json!({"limit": "2", "offset": "1"})).await;
+    assert!(!err, "{v}");
+    assert_eq!(v["tools"].as_array().expect("tools").len(), 2);
+    assert_eq!(v["next_offset"], 3);
+    let (_, by_number) = page(json!({"limit": 2, "offset": 1})).await;
+    assert_eq!(v, by_number);
+    for bad in [
+        json!("two"),
+        json!(" 2"),
+        json!("-2"),
+        json!("2.0"),
+        json!(""),
+    ] {
+        let (err, v) = page(json!({ "limit": bad })).await;
+        assert!(err, "{bad}: {v}");
+        assert_eq!(v["path"], "/limit", "{bad}");
+    }
+}
+
 #[tokio::test]
 async fn static_catalog_tools_are_discoverable_but_not_executable() {
     let runs = Arc::new(Runs::default());

@@ -183,7 +183,10 @@ async fn top_k_defaults_clamps_and_never_errors() {
         (json!(-3), 5),
         (json!(true), 5),
         (json!(2.5), 5),
-        (json!("7"), 5),
+        // A string of digits is the integer it spells (models send them); no other string is.
+        (json!("7"), 7),
+        (json!("seven"), 5),
+        (json!("-3"), 5),
         (json!(500), 50),
     ] {
         let mut args = json!({"query": q, "topKSkills": k.clone()});
