@@ -22,6 +22,20 @@ pub async fn serve_rmcp_http<S>(
 where
     S: rmcp::ServerHandler + Clone + Send + 'static,
 {
+    serve_rmcp_http_answering_discover(factory, None).await
+}
+
+/// As [`serve_rmcp_http`], but a `server/discover` request gets `discover` as its JSON-RPC
+/// `result` (when given) instead of rmcp's answer: an upstream whose discovery answer is of
+/// no use (`{}`, or a result of the wrong shape). Every other message goes to rmcp's server.
+pub async fn serve_rmcp_http_answering_discover<S>(
+    factory: impl Fn() -> S + Send + Sync + 'static,
+    discover: Option<serde_json::Value>,
+) -> std::net::SocketAddr
+where
+    S: rmcp::ServerHandler + Clone + Send + 'static,
+{
+    use http_body_util::{BodyExt, Full};
     use hyper_util::rt::{TokioExecutor, TokioIo};
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
@@ -38,14 +52,44 @@ where
         LocalSessionManager::default().into(),
         StreamableHttpServerConfig::default(),
     ));
+    let discover = Arc::new(discover);
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let service = service.clone();
+            let discover = discover.clone();
             tokio::spawn(async move {
-                let handler = hyper::service::service_fn(move |req| {
-                    let service = service.clone();
-                    async move { Ok::<_, std::convert::Infallible>(service.handle(req).await) }
-                });
+                let handler = hyper::service::service_fn(
+                    move |req: http::Request<hyper::body::Incoming>| {
+                        let service = service.clone();
+                        let discover = discover.clone();
+                        async move {
+                            let (parts, body) = req.into_parts();
+                            let bytes = body
+                                .collect()
+                                .await
+                                .map(|b| b.to_bytes())
+                                .unwrap_or_default();
+                            let message: serde_json::Value =
+                                serde_json::from_slice(&bytes).unwrap_or_default();
+                            if let Some(result) = discover.as_ref()
+                                && message["method"] == "server/discover"
+                            {
+                                let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
+                                let response = http::Response::builder()
+                                    .header("content-type", "application/json")
+                                    .body(
+                                        Full::new(bytes::Bytes::from(answer.to_string()))
+                                            .map_err(|e| match e {})
+                                            .boxed(),
+                                    )
+                                    .expect("response");
+                                return Ok::<_, std::convert::Infallible>(response);
+                            }
+                            let req = http::Request::from_parts(parts, Full::new(bytes));
+                            Ok(service.handle(req).await)
+                        }
+                    },
+                );
                 let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
                     .serve_connection(TokioIo::new(stream), handler)
                     .await;

@@ -11,19 +11,7 @@ use serde_json::{Map, Value, json};
 
 mod common;
 
-use common::{HttpGateway, root, run_python, temp_dir};
-
-fn server_js(name: &str) -> String {
-    let p = root().join(format!(
-        "tests/mcp-servers/node_modules/@modelcontextprotocol/server-{name}/dist/index.js"
-    ));
-    assert!(
-        p.exists(),
-        "{} is missing: run `npm ci` in tests/mcp-servers (.ci/run does)",
-        p.display()
-    );
-    p.display().to_string()
-}
+use common::{HttpGateway, reference_server_js, root, run_python, temp_dir};
 
 fn write_config(dir: &Path) -> PathBuf {
     let files = dir.join("files");
@@ -53,9 +41,9 @@ env = {{ MEMORY_FILE_PATH = {mem:?} }}
 group = "memory"
 description = "A knowledge graph of entities and relations"
 "#,
-        everything = server_js("everything"),
-        fs = server_js("filesystem"),
-        memory = server_js("memory"),
+        everything = reference_server_js("everything"),
+        fs = reference_server_js("filesystem"),
+        memory = reference_server_js("memory"),
         files = files.display().to_string(),
         mem = dir.join("memory.jsonl").display().to_string(),
     );

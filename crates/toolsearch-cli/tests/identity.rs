@@ -10,28 +10,10 @@ mod common;
 #[path = "../../../tests/support/rmcp_http.rs"]
 mod rmcp_http;
 
-use common::{HttpGateway, root, run_python, run_python_with, runtime, temp_dir};
+use common::{HttpGateway, everything_source, run_python, run_python_with, runtime, temp_dir};
 
 const ALICE: &str = "alice-token-7f3a";
 const BOB: &str = "bob-token-91c2";
-
-/// The `[[source]]` of server-everything, in group `everything`.
-fn everything_source() -> String {
-    let everything = root().join(
-        "tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    );
-    format!(
-        r#"
-[[source]]
-name = "everything"
-command = "node"
-args = [{everything:?}]
-group = "everything"
-description = "The MCP reference test server"
-"#,
-        everything = everything.display().to_string()
-    )
-}
 
 fn config(dir: &Path, whoami: std::net::SocketAddr, extra: &str) -> std::path::PathBuf {
     let text = format!(

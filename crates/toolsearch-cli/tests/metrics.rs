@@ -15,7 +15,8 @@ use serde_json::{Map, Value, json};
 mod common;
 
 use common::{
-    HttpGateway, OPS_ANNOUNCED, announced, root, run_python, runtime, temp_dir, wait_until,
+    HttpGateway, OPS_ANNOUNCED, announced, everything_source, run_python, runtime, temp_dir,
+    wait_until,
 };
 
 const TOKEN: &str = "metrics-test-token-5d1e";
@@ -67,16 +68,6 @@ impl Scrape {
     fn named(&self, name: &str) -> Vec<&Value> {
         self.samples.iter().filter(|s| s["name"] == name).collect()
     }
-}
-
-fn everything_source() -> String {
-    let js = root().join(
-        "tests/mcp-servers/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
-    );
-    format!(
-        "[[source]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}]\ngroup = \"everything\"\ndescription = \"The MCP reference test server\"\n\n",
-        js.display().to_string()
-    )
 }
 
 /// A static catalog source, `crm`, written into `dir`.

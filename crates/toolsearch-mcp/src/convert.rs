@@ -19,7 +19,31 @@ pub fn tool_def(tool: &Tool) -> ToolDef {
     // Straight to the schema's text, without a copy of the tree.
     def.input_schema = Schema::new(&tool.input_schema);
     def.output_schema = tool.output_schema.as_deref().map(Schema::new);
-    def
+    def.with_listed(listed_fields(tool))
+}
+
+/// The fields of an upstream tool beside its name, description and schemas, as it listed them
+/// (what rmcp's `Tool` carries: `title`, `annotations`, `icons`, `_meta`).
+fn listed_fields(tool: &Tool) -> Map<String, Value> {
+    let mut out = Map::new();
+    let mut put = |key: &str, value: Result<Value, serde_json::Error>| {
+        if let Ok(v) = value {
+            out.insert(key.to_owned(), v);
+        }
+    };
+    if let Some(title) = &tool.title {
+        put("title", Ok(Value::String(title.clone())));
+    }
+    if let Some(a) = &tool.annotations {
+        put("annotations", serde_json::to_value(a));
+    }
+    if let Some(icons) = &tool.icons {
+        put("icons", serde_json::to_value(icons));
+    }
+    if let Some(meta) = &tool.meta {
+        put("_meta", serde_json::to_value(meta));
+    }
+    out
 }
 
 /// A model-facing definition as an rmcp tool.
@@ -32,7 +56,19 @@ pub fn mcp_tool(def: ToolDefinition) -> Tool {
     if let Some(Value::Object(out)) = def.output_schema {
         tool.output_schema = Some(Arc::new(out));
     }
+    if let Some(listed) = def.listed {
+        tool.title = field(&listed, "title");
+        tool.annotations = field(&listed, "annotations");
+        tool.icons = field(&listed, "icons");
+        tool.meta = field(&listed, "_meta");
+    }
     tool
+}
+
+/// Field `key` of a tool's listed fields, read as rmcp's type for it (`None` when absent or
+/// not of that shape).
+fn field<T: serde::de::DeserializeOwned>(listed: &Map<String, Value>, key: &str) -> Option<T> {
+    T::deserialize(listed.get(key)?).ok()
 }
 
 /// An upstream result as the engine's, field for field (content blocks kept as JSON).
@@ -109,6 +145,44 @@ pub fn mcp_result(result: CallResult) -> CallToolResult {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_upstream_tools_listed_fields_survive_the_catalog_and_come_back_out() {
+        let wire = json!({
+            "name": "get-env",
+            "title": "Print Environment Tool",
+            "description": "Returns all environment variables",
+            "inputSchema": {"type": "object", "properties": {}},
+            "outputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": true, "destructiveHint": false, "title": "Env"},
+            "icons": [{"src": "https://example.com/env.png", "mimeType": "image/png"}],
+            "_meta": {"vendor/x": 1}
+        });
+        let upstream: Tool = serde_json::from_value(wire.clone()).expect("rmcp parses it");
+        let def = tool_def(&upstream);
+        let listed = def.listed.as_ref().expect("kept").to_map();
+        assert_eq!(
+            listed.keys().collect::<Vec<_>>(),
+            ["title", "annotations", "icons", "_meta"]
+        );
+        let mut back = ToolDefinition::new(
+            def.name.clone(),
+            def.description.clone(),
+            Value::Object(def.input_schema.to_map()),
+        );
+        back.output_schema = def
+            .output_schema
+            .as_ref()
+            .map(|s| Value::Object(s.to_map()));
+        back.listed = Some(listed);
+        let out = mcp_tool(back);
+        assert_eq!(serde_json::to_value(&out).expect("json"), wire);
+        // A tool listed with none of them keeps none.
+        let bare: Tool =
+            serde_json::from_value(json!({"name": "x", "inputSchema": {"type": "object"}}))
+                .expect("parses");
+        assert_eq!(tool_def(&bare).listed, None);
+    }
 
     #[test]
     fn results_round_trip_unchanged() {

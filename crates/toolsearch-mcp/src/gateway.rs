@@ -6,8 +6,8 @@
 //! timeout): an upstream that does not answer the ping is restarted.
 //!
 //! Upstreams connect concurrently and in the background ([`Gateway::launch`]): the gateway
-//! answers its clients at once, a source still connecting is listed as connecting and its calls
-//! answer `unavailable` until it is ready. [`Gateway::start`] also waits for every source to
+//! answers its clients at once, a call whose scope holds a source still connecting waits for it
+//! (bounded: [`Gateway::await_startup`]), and a source still connecting is listed as such. [`Gateway::start`] also waits for every source to
 //! settle (connected or failed), as `toolsearch check` and library users want.
 
 mod reload;
@@ -17,10 +17,11 @@ mod supervise;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use toolsearch::codeact::CodeRunner;
-use toolsearch::config::{AccessConfig, Config, SourceKind};
+use toolsearch::config::{AccessConfig, Config, DEFAULT_STARTUP_WAIT, SourceKind};
 use toolsearch::policy::{CLIENT_PATH, Policy, ToolGlobs};
 use toolsearch::search::semantic::SemanticSearch;
 use toolsearch::skills::Skills;
@@ -151,6 +152,9 @@ pub struct Gateway {
     running: Mutex<Config>,
     /// One reload at a time.
     reloading: tokio::sync::Mutex<()>,
+    /// `[limits] startup_wait_ms`: how long a call waits for the sources in its scope that are
+    /// still connecting.
+    startup_wait: Duration,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -246,6 +250,7 @@ impl Gateway {
             events: events_tx,
             running: Mutex::new(running),
             reloading: tokio::sync::Mutex::new(()),
+            startup_wait: config.startup_wait.unwrap_or(DEFAULT_STARTUP_WAIT),
         });
         tokio::spawn(follow(Arc::downgrade(&gateway), events_rx));
         let supervised: Vec<_> = lock(&gateway.states)
@@ -281,6 +286,56 @@ impl Gateway {
     pub async fn settled(&self) {
         let mut rx = self.settling.subscribe();
         let _ = rx.wait_for(|n| *n == 0).await;
+    }
+
+    /// Waits until no source that a call of `tool` with `arguments` may reach is still
+    /// connecting, for at most `[limits] startup_wait_ms`; returns at once when none is. The
+    /// scope is the group the arguments name (`group` of a discovery, `describe_tool` or
+    /// `call_tool`), else every source — except a direct tool that is already listed, which
+    /// needs no other source. A source that fails to connect ends the wait as well: the answer
+    /// then says it is unavailable and why.
+    pub async fn await_startup(&self, tool: &str, arguments: &Value) {
+        if *self.settling.borrow() == 0 {
+            return;
+        }
+        let group = arguments.get("group").and_then(Value::as_str);
+        let listed_direct = || {
+            self.engine
+                .snapshot()
+                .directory()
+                .direct()
+                .iter()
+                .any(|d| d.def.name == tool)
+        };
+        if group.is_none() && listed_direct() {
+            return;
+        }
+        let mut settled = self.settling.subscribe();
+        let all_in = async {
+            while self.connecting_in(group) {
+                if settled.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        if tokio::time::timeout(self.startup_wait, all_in)
+            .await
+            .is_err()
+        {
+            tracing::debug!(
+                tool,
+                waited_ms = self.startup_wait.as_millis() as u64,
+                "answering while sources are still connecting"
+            );
+        }
+    }
+
+    /// Whether a source of `group` (any source, without one) is still connecting.
+    fn connecting_in(&self, group: Option<&str>) -> bool {
+        lock(&self.states).iter().any(|s| {
+            s.connecting
+                && group.is_none_or(|g| s.config.group.as_ref().is_some_and(|(name, _)| name == g))
+        })
     }
 
     /// Whether every source is ready (connected, or a static catalog).

@@ -139,6 +139,9 @@ impl GatewayServer {
             Some(m) => Value::Object(m),
             None => Value::Null,
         };
+        // A client's first search, the instant `initialize` returns, finds the tools of the
+        // sources still connecting: it waits for them (bounded), never answers empty silently.
+        self.gateway.await_startup(&request.name, &arguments).await;
         if !engine.asks_for_approval() {
             let result = engine.handle_in(&session, &request.name, arguments).await;
             return Ok(CallToolResponse::Complete(convert::mcp_result(result)));

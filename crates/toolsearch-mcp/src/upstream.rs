@@ -67,6 +67,17 @@ pub enum UpstreamError {
         /// A stdio upstream's last stderr lines.
         stderr: Option<Vec<String>>,
     },
+    /// Neither handshake worked with an HTTP upstream: its answer to `server/discover` was of
+    /// no use, and `initialize` failed as well.
+    #[error(
+        "server/discover gave no usable answer ({discover}), and initialize failed: {initialize}"
+    )]
+    Handshake {
+        /// Why the `server/discover` answer could not be used.
+        discover: String,
+        /// Why `initialize` failed.
+        initialize: String,
+    },
     /// A request on the live connection failed.
     #[error("{method} failed: {}", describe(.source))]
     Request {
@@ -296,8 +307,15 @@ impl Upstream {
                 command,
                 args,
                 env,
+                inherit_env,
                 cwd,
-            } => stdio::connect(self, client, command, args, env, cwd.as_ref()).await?,
+            } => {
+                let env = stdio::ChildEnv {
+                    inherit: inherit_env,
+                    set: env,
+                };
+                stdio::connect(self, client, command, args, env, cwd.as_ref()).await?
+            }
             SourceKind::Http { url, headers, .. } => {
                 let mut all = headers.clone();
                 all.extend(self.session_headers.clone());

@@ -33,6 +33,10 @@ pub struct ToolDef {
     pub output_schema: Option<Schema>,
     /// A CodeAct program may call it (the source owner's choice; default `false`).
     pub codeact: bool,
+    /// The other fields its source listed it with (an MCP server's `title`, `annotations`,
+    /// `icons`, `_meta`), as one JSON object kept as they came: shown with its full definition
+    /// and, for a direct tool, in the tool list. Never searched.
+    pub listed: Option<Schema>,
 }
 
 impl ToolDef {
@@ -44,7 +48,15 @@ impl ToolDef {
             input_schema: Schema::new(&empty_object_schema()),
             output_schema: None,
             codeact: false,
+            listed: None,
         }
+    }
+
+    /// Sets the other fields its source listed it with (see [`ToolDef::listed`]); an empty
+    /// object is none.
+    pub fn with_listed(mut self, fields: Map<String, Value>) -> Self {
+        self.listed = (!fields.is_empty()).then(|| Schema::new(&fields));
+        self
     }
 
     /// Sets whether a CodeAct program may call it.

@@ -16,13 +16,13 @@ pub use access::{
     glob_problem,
 };
 pub use codeact::CodeActSettings;
-pub use file::{Config, ConfigError, load_config, parse_config};
+pub use file::{Config, ConfigError, DEFAULT_STARTUP_WAIT, load_config, parse_config};
 pub use search::{
     BM25_FIELDS, Bm25Params, EmbeddingSettings, Fusion, HybridParams, SearchMethod,
     default_cache_dir,
 };
 pub use settings::{ControlNames, Settings};
-pub use source::{SourceConfig, SourceKind};
+pub use source::{DEFAULT_INHERITED_ENV, SourceConfig, SourceKind};
 pub use telemetry::{DEFAULT_SERVICE_NAME, TelemetryConfig};
 
 /// Which model-facing surface is served.

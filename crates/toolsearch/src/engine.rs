@@ -24,7 +24,7 @@ pub use vendor::VendorReply;
 use builder::check_clashes;
 use snapshot::Live;
 
-use crate::catalog::{Directory, SourceTools, View, Visibility};
+use crate::catalog::{Directory, Schema, SourceTools, View, Visibility};
 use crate::codeact::CodeRunner;
 use crate::config::Settings;
 use crate::controls::{self, ControlOutput, ToolDefinition};
@@ -125,6 +125,7 @@ impl Engine {
                 description: t.description.clone(),
                 input_schema: Value::Object(t.input_schema()),
                 output_schema: t.output_schema().map(Value::Object),
+                listed: t.listed(),
             }
         }));
         Ok(out)
@@ -203,6 +204,7 @@ impl Engine {
                     .output_schema
                     .as_ref()
                     .map(|s| Value::Object(s.to_map())),
+                listed: d.def.listed.as_ref().map(Schema::to_map),
             }
         }));
         out

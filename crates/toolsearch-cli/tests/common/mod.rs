@@ -47,6 +47,30 @@ pub fn temp_dir(name: &str) -> PathBuf {
     d
 }
 
+/// The entry point of an official MCP reference server (`everything`, `filesystem`,
+/// `memory`), installed by `.ci/run` (`npm ci` in tests/mcp-servers).
+#[allow(dead_code)] // not every test binary that shares this module uses it
+pub fn reference_server_js(name: &str) -> String {
+    let p = root().join(format!(
+        "tests/mcp-servers/node_modules/@modelcontextprotocol/server-{name}/dist/index.js"
+    ));
+    assert!(
+        p.exists(),
+        "{} is missing: run `npm ci` in tests/mcp-servers (.ci/run does)",
+        p.display()
+    );
+    p.display().to_string()
+}
+
+/// The `[[source]]` of server-everything over stdio, in group `everything`.
+#[allow(dead_code)] // not every test binary that shares this module uses it
+pub fn everything_source() -> String {
+    format!(
+        "[[source]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}]\ngroup = \"everything\"\ndescription = \"The MCP reference test server\"\n\n",
+        reference_server_js("everything")
+    )
+}
+
 /// `tests/mcp-servers/misbehaving-server.mjs` as a `[[source]]` in `mode` ("" behaves).
 pub fn misbehaving_source(name: &str, mode: &str) -> String {
     let js = root().join("tests/mcp-servers/misbehaving-server.mjs");

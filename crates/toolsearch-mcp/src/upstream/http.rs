@@ -1,5 +1,6 @@
 //! A streamable HTTP upstream: static headers (secrets expanded, each checked and named when
-//! invalid), the newest protocol when the server speaks it, else the legacy handshake.
+//! invalid), the newest protocol when the server speaks it, else the `initialize` handshake —
+//! also when its answer to `server/discover` is of no use.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -56,18 +57,47 @@ fn transport(
 }
 
 /// Connects to `url` with `headers` (the source's own, plus a session's context headers).
+///
+/// The newest protocol when the server speaks it (one `server/discover` probe; rmcp falls back
+/// to `initialize` when the server answers it as a legacy server does). An answer to the probe
+/// that is of no use — an error rmcp does not read as "legacy", an empty or malformed result —
+/// gets one more try with the `initialize` handshake on a new connection, whose answer names
+/// the newest version the server accepts; only when that fails too is the source down (with
+/// both reasons). A server that cannot be reached, refuses our credentials or does not answer
+/// in time is not tried again here.
 pub(super) async fn connect(
     client: UpstreamClient,
     url: &str,
     headers: &BTreeMap<String, String>,
 ) -> Result<Running, UpstreamError> {
-    let transport = transport(url, headers)?;
-    // The newest protocol when the server speaks it (one `server/discover` probe), else the
-    // legacy `initialize` handshake.
     let lifecycle = ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::LATEST],
         legacy_version: None,
     };
+    let discovered = handshake(client.clone(), url, headers, lifecycle).await;
+    let Err(UpstreamError::Initialize { source, .. }) = discovered else {
+        return discovered;
+    };
+    tracing::debug!(url, error = %describe(&*source), "server/discover gave no usable answer; trying initialize");
+    handshake(client, url, headers, ClientLifecycleMode::Initialize)
+        .await
+        .map_err(|fallback| match fallback {
+            UpstreamError::Initialize { source: second, .. } => UpstreamError::Handshake {
+                discover: describe(&*source),
+                initialize: describe(&*second),
+            },
+            other => other,
+        })
+}
+
+/// One connection attempt with `lifecycle`.
+async fn handshake(
+    client: UpstreamClient,
+    url: &str,
+    headers: &BTreeMap<String, String>,
+    lifecycle: ClientLifecycleMode,
+) -> Result<Running, UpstreamError> {
+    let transport = transport(url, headers)?;
     tokio::time::timeout(
         CONNECT_TIMEOUT,
         client.serve_with_lifecycle(transport, lifecycle),

@@ -13,6 +13,7 @@ use tokio::io::AsyncBufReadExt;
 use super::child::ChildTransport;
 use super::{CONNECT_TIMEOUT, Running, StdioLane, Upstream, UpstreamClient, UpstreamError};
 use crate::secrets::expand;
+use toolsearch::config::DEFAULT_INHERITED_ENV;
 
 /// Lines of a stdio upstream's stderr kept for error messages.
 const STDERR_LINES: usize = 8;
@@ -67,6 +68,30 @@ pub(super) fn stderr_tail(lines: &[String]) -> String {
     }
 }
 
+/// What a child's environment is made of: the gateway's [`DEFAULT_INHERITED_ENV`] and the
+/// source's `inherit_env`, as the gateway has them, then the source's own `env` (its
+/// `${env:NAME}` references expanded). Nothing else of the gateway's environment.
+pub(super) struct ChildEnv<'a> {
+    pub(super) inherit: &'a [String],
+    pub(super) set: &'a BTreeMap<String, String>,
+}
+
+impl ChildEnv<'_> {
+    /// The variables, in the order they are set (a later one wins).
+    fn vars(&self) -> Result<Vec<(String, std::ffi::OsString)>, crate::secrets::MissingSecret> {
+        let inherited = DEFAULT_INHERITED_ENV
+            .iter()
+            .copied()
+            .chain(self.inherit.iter().map(String::as_str))
+            .filter_map(|name| std::env::var_os(name).map(|v| (name.to_owned(), v)));
+        let mut out: Vec<_> = inherited.collect();
+        for (k, v) in self.set {
+            out.push((k.clone(), expand(v)?.into()));
+        }
+        Ok(out)
+    }
+}
+
 /// Starts `command` and runs the MCP handshake over its stdio: the running client and, when
 /// the protocol version agreed has `initialize`, the connection's call lane.
 pub(super) async fn connect(
@@ -74,7 +99,7 @@ pub(super) async fn connect(
     client: UpstreamClient,
     command: &str,
     args: &[String],
-    env: &BTreeMap<String, String>,
+    env: ChildEnv<'_>,
     cwd: Option<&PathBuf>,
 ) -> Result<(Running, Option<StdioLane>), UpstreamError> {
     let program = expand(command)?;
@@ -82,9 +107,8 @@ pub(super) async fn connect(
     for a in args {
         cmd.arg(expand(a)?);
     }
-    for (k, v) in env {
-        cmd.env(k, expand(v)?);
-    }
+    cmd.env_clear();
+    cmd.envs(env.vars()?);
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }

@@ -17,7 +17,7 @@ pub fn everything_js() -> String {
 #[path = "../../../../tests/support/rmcp_http.rs"]
 mod rmcp_http;
 #[allow(unused_imports)] // not every test binary that shares this module uses them
-pub use rmcp_http::{Whoami, serve_rmcp_http};
+pub use rmcp_http::{Whoami, serve_rmcp_http, serve_rmcp_http_answering_discover};
 
 /// `tests/mcp-servers/misbehaving-server.mjs` (see its header for the `MISBEHAVE` modes).
 #[allow(dead_code)] // not every test binary that shares this module uses it

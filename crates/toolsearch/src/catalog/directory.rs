@@ -54,12 +54,19 @@ pub struct ToolEntry {
     pub(crate) input_schema_json: Schema,
     /// Output schema, when declared.
     pub(crate) output_schema_json: Option<Schema>,
+    /// The other fields its source listed it with (see [`ToolDef::listed`]).
+    pub(crate) listed: Option<Schema>,
 }
 
 impl ToolEntry {
     /// The description as summaries show it (whitespace collapsed, long ones cut).
     pub fn summary(&self) -> &str {
         self.summary.as_deref().unwrap_or(&self.description)
+    }
+
+    /// The other fields its source listed it with (see [`ToolDef::listed`]), parsed.
+    pub fn listed(&self) -> Option<Map<String, Value>> {
+        self.listed.as_ref().map(Schema::to_map)
     }
 
     /// Input schema (parsed from its text).
@@ -399,6 +406,7 @@ fn make_entry(group: u32, canonical: String, p: Pending) -> ToolEntry {
         input_schema,
         output_schema,
         codeact,
+        listed,
     } = p.def;
     ToolEntry {
         group,
@@ -415,6 +423,7 @@ fn make_entry(group: u32, canonical: String, p: Pending) -> ToolEntry {
         codeact,
         input_schema_json: input_schema,
         output_schema_json: output_schema,
+        listed,
     }
 }
 

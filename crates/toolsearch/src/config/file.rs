@@ -1,7 +1,7 @@
 //! The gateway config file: TOML → raw serde structs (unknown keys rejected) → [`Config`].
 //!
 //! Keys beyond the reference's: `[limits] call_timeout_ms`, `max_tool_calls`, `max_http_sessions`
-//! and `http_session_idle_s`,
+//! and `http_session_idle_s`, `[[source]] inherit_env`,
 //! `[[source]] cwd` (working directory of a stdio child),
 //! `[[source]] instructions` (the source's guidance, a list of strings), and the extra control
 //! names under `[names]` (`describe`, `call`, `list`, `list_groups`, `search_proxy`,
@@ -36,6 +36,10 @@ pub struct Config {
     /// `[limits] http_session_idle_s`: an HTTP session unused this long is closed (default
     /// 300 s).
     pub http_session_idle: Option<std::time::Duration>,
+    /// `[limits] startup_wait_ms`: how long a discovery, `describe_tool` or call whose scope
+    /// holds a source still connecting waits for it before answering with what is there
+    /// ([`DEFAULT_STARTUP_WAIT`] when `None`; 0 answers at once).
+    pub startup_wait: Option<std::time::Duration>,
     /// `skills`: folders of Agent Skills (`SKILL.md`) for the `capabilities` surface, each a
     /// skill folder or a folder of them; relative to the config file's folder.
     pub skills: Vec<PathBuf>,
@@ -47,6 +51,9 @@ pub struct Config {
     /// `[reload] watch`: re-read the file when it changes (as on SIGHUP); default false.
     pub watch: bool,
 }
+
+/// `[limits] startup_wait_ms` when absent: 30 s.
+pub const DEFAULT_STARTUP_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Why a config could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -161,6 +168,18 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
             None
         }
     };
+    let startup_wait = match limits.startup_wait_ms {
+        None => None,
+        Some(ms) if (0..=3_600_000).contains(&ms) => {
+            Some(std::time::Duration::from_millis(ms as u64))
+        }
+        Some(ms) => {
+            problems.push(format!(
+                "limits.startup_wait_ms: {ms} is outside 0..=3600000"
+            ));
+            None
+        }
+    };
     let skills = raw
         .skills
         .unwrap_or_default()
@@ -185,6 +204,7 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
         max_tool_calls,
         max_http_sessions,
         http_session_idle,
+        startup_wait,
         skills,
         access,
         telemetry,
@@ -573,7 +593,8 @@ file = ""
 
     #[test]
     fn limits() {
-        let c = parse("[limits]\ncall_timeout_ms = 1500\nmax_tool_calls = 40\nmax_http_sessions = 50\nhttp_session_idle_s = 60\n").expect("valid");
+        let c = parse("[limits]\ncall_timeout_ms = 1500\nmax_tool_calls = 40\nmax_http_sessions = 50\nhttp_session_idle_s = 60\nstartup_wait_ms = 250\n").expect("valid");
+        assert_eq!(c.startup_wait, Some(std::time::Duration::from_millis(250)));
         assert_eq!(c.call_timeout, Some(std::time::Duration::from_millis(1500)));
         assert_eq!(c.max_tool_calls, Some(40));
         assert_eq!(c.max_http_sessions, Some(50));
@@ -581,12 +602,15 @@ file = ""
             c.http_session_idle,
             Some(std::time::Duration::from_secs(60))
         );
-        let e = parse("[limits]\nmax_http_sessions = 0\nhttp_session_idle_s = -1\n")
-            .expect_err("invalid");
+        let e = parse(
+            "[limits]\nmax_http_sessions = 0\nhttp_session_idle_s = -1\nstartup_wait_ms = -5\n",
+        )
+        .expect_err("invalid");
         let text = e.to_string();
         assert!(
             text.contains("limits.max_http_sessions: 0 is outside")
-                && text.contains("limits.http_session_idle_s: -1 is outside"),
+                && text.contains("limits.http_session_idle_s: -1 is outside")
+                && text.contains("limits.startup_wait_ms: -5 is outside"),
             "{text}"
         );
         let e = parse("[limits]\ncall_timeout_ms = 0\nmax_tool_calls = 0\n").expect_err("invalid");

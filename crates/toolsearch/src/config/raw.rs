@@ -94,6 +94,7 @@ pub(super) struct RawLimits {
     pub(super) max_tool_calls: Option<i64>,
     pub(super) max_http_sessions: Option<i64>,
     pub(super) http_session_idle_s: Option<i64>,
+    pub(super) startup_wait_ms: Option<i64>,
     pub(super) rate: Option<RawRate>,
 }
 
@@ -187,6 +188,7 @@ pub(super) struct RawSource {
     pub(super) command: Option<String>,
     pub(super) args: Option<Vec<String>>,
     pub(super) env: Option<BTreeMap<String, String>>,
+    pub(super) inherit_env: Option<Vec<String>>,
     pub(super) cwd: Option<String>,
     pub(super) url: Option<String>,
     pub(super) headers: Option<BTreeMap<String, String>>,

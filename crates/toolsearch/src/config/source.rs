@@ -9,6 +9,28 @@ use super::raw::{RawCodeActTools, RawSource};
 use crate::catalog::CodeActTools;
 use crate::catalog::name::{group_description_problem, group_name_problem};
 
+/// The variables of the gateway's environment every stdio upstream gets, as the official MCP
+/// SDKs pass them by default (their `DEFAULT_INHERITED_ENV_VARS`); nothing else of the
+/// gateway's environment reaches a child unless its source names it in `inherit_env`.
+pub const DEFAULT_INHERITED_ENV: &[&str] = if cfg!(windows) {
+    &[
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "USERNAME",
+        "USERPROFILE",
+        "PROGRAMFILES",
+    ]
+} else {
+    &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"]
+};
+
 /// Where a source's tools come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -21,6 +43,9 @@ pub enum SourceKind {
         args: Vec<String>,
         /// Extra environment (values may hold `${env:NAME}`).
         env: BTreeMap<String, String>,
+        /// Variables of the gateway's own environment passed on as they are (beside
+        /// [`DEFAULT_INHERITED_ENV`]); no other variable of it reaches the child.
+        inherit_env: Vec<String>,
         /// Working directory.
         cwd: Option<PathBuf>,
     },
@@ -115,16 +140,26 @@ pub(super) fn validate_source(
                 if command.trim().is_empty() {
                     problems.push(format!("{at}.command: empty"));
                 }
+                let inherit_env = s.inherit_env.unwrap_or_default();
+                for name in &inherit_env {
+                    if !is_env_name(name) {
+                        problems.push(format!(
+                            "{at}.inherit_env: {name:?} is not a variable name (letters, digits and _, not starting with a digit)"
+                        ));
+                    }
+                }
                 Some(SourceKind::Stdio {
                     command,
                     args: s.args.unwrap_or_default(),
                     env: s.env.unwrap_or_default(),
+                    inherit_env,
                     cwd: s.cwd.map(|c| base.join(c)),
                 })
             } else if let Some(url) = s.url {
                 for (key, present) in [
                     ("args", s.args.is_some()),
                     ("env", s.env.is_some()),
+                    ("inherit_env", s.inherit_env.is_some()),
                     ("cwd", s.cwd.is_some()),
                 ] {
                     mismatch(key, present, problems, "command");
@@ -169,6 +204,7 @@ pub(super) fn validate_source(
                 for (key, present) in [
                     ("args", s.args.is_some()),
                     ("env", s.env.is_some()),
+                    ("inherit_env", s.inherit_env.is_some()),
                     ("cwd", s.cwd.is_some()),
                     ("headers", s.headers.is_some()),
                     ("context_headers", s.context_headers.is_some()),
@@ -255,6 +291,14 @@ pub(super) fn validate_source(
     })
 }
 
+/// An environment variable's name: ASCII letters, digits and `_`, not starting with a digit.
+fn is_env_name(name: &str) -> bool {
+    let mut b = name.bytes();
+    b.next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
 /// Checks that every `${...}` in a value is a well-formed `${env:NAME}`.
 fn check_placeholders(at: &str, value: &str, problems: &mut Vec<String>) {
     let mut rest = value;
@@ -265,12 +309,7 @@ fn check_placeholders(at: &str, value: &str, problems: &mut Vec<String>) {
             return;
         };
         let inner = &after[..end];
-        let ok = inner.strip_prefix("env:").is_some_and(|name| {
-            let mut b = name.bytes();
-            b.next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
-                && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
-        });
+        let ok = inner.strip_prefix("env:").is_some_and(is_env_name);
         if !ok {
             problems.push(format!(
                 "{at}: \"${{{inner}}}\" is not a secret reference; write ${{env:NAME}}"

@@ -1,7 +1,7 @@
 //! The controls as a model sees them (name, description, input schema) and the generated
 //! instructions, with the configured names filled in.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::discover::MAX_QUERY_CHARS;
 use crate::catalog::{Directory, View};
@@ -20,6 +20,9 @@ pub struct ToolDefinition {
     pub input_schema: Value,
     /// JSON Schema of the structured result, when declared.
     pub output_schema: Option<Value>,
+    /// The other fields its source listed it with (`title`, `annotations`, `icons`, `_meta`),
+    /// as they came; `None` for the controls.
+    pub listed: Option<Map<String, Value>>,
 }
 
 impl ToolDefinition {
@@ -34,6 +37,7 @@ impl ToolDefinition {
             description: description.into(),
             input_schema,
             output_schema: None,
+            listed: None,
         }
     }
 }

@@ -1,8 +1,8 @@
 //! `discover_tools` and `list_tools` (discover with an empty query).
 
 use serde::Serialize;
-use serde_json::Value;
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use super::args::{object, opt_str, opt_uint, pointer};
 use super::{Context, Searched};
@@ -43,6 +43,9 @@ pub(super) struct FullEntry<'a> {
     /// Present only when CodeAct is enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     codeact_eligible: Option<bool>,
+    /// The other fields its source listed it with (`title`, `annotations`, …), as they came.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    listed: Option<Map<String, Value>>,
 }
 
 pub(super) fn summary_json(dir: &Directory, id: ToolId) -> String {
@@ -66,6 +69,7 @@ pub(super) fn full_entry(dir: &Directory, id: ToolId, codeact: bool) -> FullEntr
         return_schema: t.output_schema_json.as_ref().map(Schema::json),
         instructions: &t.instructions,
         codeact_eligible: codeact.then_some(t.codeact),
+        listed: t.listed(),
     }
 }
 
@@ -195,13 +199,14 @@ fn search_page(
 ) -> Result<(String, Searched), ToolError> {
     let (dir, settings) = (ctx.dir, ctx.settings);
     let view = ctx.view();
-    let scope = match group {
-        None => 0..dir.tools().len() as ToolId,
+    let (scope, scope_group) = match group {
+        None => (0..dir.tools().len() as ToolId, None),
         Some(g) => match view.group_index(g) {
-            Some(i) => dir.groups()[i as usize].tools.clone(),
+            Some(i) => (dir.groups()[i as usize].tools.clone(), Some(i)),
             None => return Err(super::groups::unknown_group(view, settings, g)),
         },
     };
+    let down = unavailable_json(view, scope_group);
     let max = settings.max_results;
     let summary_limit = limit.unwrap_or(10.min(max));
     let full_limit = limit.unwrap_or(5.min(max));
@@ -243,6 +248,7 @@ fn search_page(
         page(
             dir,
             "summary",
+            &down,
             ids.iter().map(|&id| summary_json(dir, id)),
             ids,
             offset,
@@ -255,6 +261,7 @@ fn search_page(
         page(
             dir,
             "full",
+            &down,
             ids.iter()
                 .map(|&id| full_json(dir, id, settings.codeact.enabled)),
             ids,
@@ -290,10 +297,43 @@ fn unavailable(message: String) -> ToolError {
     ))
 }
 
+#[derive(Serialize)]
+struct Unavailable<'a> {
+    group: &'a str,
+    reason: String,
+}
+
+/// `,"unavailable":[{"group","reason"}]` for the groups in scope (one group, or every group
+/// the caller sees) that have a source unavailable now (still connecting, or down); empty when
+/// none has. The reason names each such source: `"fs: still connecting"`.
+fn unavailable_json(view: crate::catalog::View<'_>, scope: Option<u32>) -> String {
+    let down: Vec<Unavailable<'_>> = view
+        .groups()
+        .filter(|(i, g)| scope.is_none_or(|s| s == *i) && !g.unavailable.is_empty())
+        .map(|(_, g)| Unavailable {
+            group: &g.name,
+            reason: g
+                .unavailable
+                .iter()
+                .map(|(source, why)| format!("{source}: {why}"))
+                .collect::<Vec<_>>()
+                .join("; "),
+        })
+        .collect();
+    if down.is_empty() {
+        return String::new();
+    }
+    format!(
+        ",\"unavailable\":{}",
+        serde_json::to_string(&down).unwrap_or_default()
+    )
+}
+
 #[allow(clippy::too_many_arguments)]
 fn page(
     dir: &Directory,
     detail: &str,
+    unavailable: &str,
     entries: impl Iterator<Item = String>,
     ids: &[ToolId],
     offset: usize,
@@ -301,7 +341,7 @@ fn page(
     total: usize,
     budget: usize,
 ) -> Result<String, ToolError> {
-    let head = format!("{{\"detail\":\"{detail}\",\"tools\":");
+    let head = format!("{{\"detail\":\"{detail}\"{unavailable},\"tools\":");
     match fit_page(&head, entries, offset, limit, total, budget) {
         Ok(p) => Ok(p.json),
         Err(TooLarge { needed }) => Err(entry_too_large(dir, ids[0], needed, budget, detail)),

@@ -10,4 +10,5 @@ mod policy;
 mod ranking;
 mod seed;
 mod semantic;
+mod unavailable;
 mod vendor;

@@ -1,0 +1,311 @@
+//! What works with an MCP server directly works through the gateway, and nothing crosses it
+//! that should not: a stdio upstream's environment holds only what its source gives it, and a
+//! client's first search, sent the instant `initialize` returns, finds the tools of upstreams
+//! that are still starting (or says why it cannot).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use serde_json::{Value, json};
+
+mod common;
+
+use common::{HttpGateway, everything_source, misbehaving_source, reference_server_js, temp_dir};
+
+type Client = RunningService<RoleClient, ()>;
+
+/// A fresh folder for test `name` with `text` as its `gateway.toml`; the config's path.
+fn write_config(name: &str, text: &str) -> PathBuf {
+    let path = temp_dir(name).join("gateway.toml");
+    std::fs::write(&path, text).expect("config");
+    path
+}
+
+/// `toolsearch serve` over stdio with `env` added to the environment it inherits.
+async fn stdio_client(config: &Path, env: &[(&str, &str)]) -> Client {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"));
+    cmd.arg("serve").arg("--config").arg(config);
+    cmd.envs(env.iter().copied());
+    ().serve(TokioChildProcess::new(cmd).expect("spawn toolsearch serve"))
+        .await
+        .expect("initialize")
+}
+
+async fn http_client(url: &str, token: &str) -> Client {
+    toolsearch_mcp::upstream::install_crypto_provider();
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+    config.auth_header = Some(token.to_owned());
+    ().serve(StreamableHttpClientTransport::with_client(
+        reqwest::Client::new(),
+        config,
+    ))
+    .await
+    .expect("initialize over HTTP")
+}
+
+/// One `tools/call`: the first text block parsed as JSON (or kept as a string), and `isError`.
+async fn call(client: &Client, name: &str, arguments: Value) -> (Value, bool) {
+    let Value::Object(arguments) = arguments else {
+        unreachable!("arguments are an object")
+    };
+    let r = client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(arguments))
+        .await
+        .expect("tools/call answered");
+    let text = r
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default();
+    (
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        r.is_error.unwrap_or(false),
+    )
+}
+
+/// The secrets the gateway's environment holds in the environment test: none may reach the
+/// upstream, by name or by value.
+const SECRETS: [(&str, &str); 3] = [
+    ("KB_TOKEN", "kb-secret-4f1c"),
+    ("TOOLSEARCH_HTTP_TOKEN", "gateway-secret-9d2e"),
+    ("UNRELATED_SECRET", "unrelated-secret-77ab"),
+];
+
+fn env_config(name: &str) -> PathBuf {
+    let text = format!(
+        r#"
+[[source]]
+name = "everything"
+command = "node"
+args = [{everything:?}]
+inherit_env = ["PASSED_ON"]
+env = {{ SET_HERE = "literal", FROM_SECRET = "${{env:FORWARDED}}" }}
+group = "everything"
+description = "The MCP reference test server"
+
+[[source]]
+name = "kb"
+url = "http://127.0.0.1:9/mcp"
+headers = {{ Authorization = "Bearer ${{env:KB_TOKEN}}" }}
+group = "kb"
+description = "A knowledge base that is never reachable here"
+"#,
+        everything = reference_server_js("everything"),
+    );
+    write_config(name, &text)
+}
+
+/// Calls server-everything's `get-env` through the gateway and checks that the child's
+/// environment is exactly the default variables the gateway has, its `inherit_env` and its
+/// `env`, and that no secret of the gateway's reached it.
+async fn check_environment(client: &Client) {
+    let (env, is_error) = call(
+        client,
+        "call_tool",
+        json!({"group": "everything", "tool": "get-env", "arguments": {}}),
+    )
+    .await;
+    assert!(!is_error, "{env}");
+    let text = env.to_string();
+    let got: BTreeSet<&str> = env
+        .as_object()
+        .unwrap_or_else(|| panic!("get-env answers an object: {env}"))
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut want: BTreeSet<&str> = toolsearch::config::DEFAULT_INHERITED_ENV
+        .iter()
+        .copied()
+        .filter(|name| std::env::var_os(name).is_some())
+        .collect();
+    want.extend(["PASSED_ON", "SET_HERE", "FROM_SECRET"]);
+    assert_eq!(got, want, "the upstream's environment");
+    assert_eq!(env["PASSED_ON"], "passed on");
+    assert_eq!(env["SET_HERE"], "literal");
+    assert_eq!(env["FROM_SECRET"], "forwarded on purpose");
+    for (name, value) in SECRETS {
+        assert!(
+            !text.contains(name) && !text.contains(value),
+            "{name} reached the upstream: {text}"
+        );
+    }
+}
+
+fn gateway_env() -> Vec<(&'static str, &'static str)> {
+    let mut env = SECRETS.to_vec();
+    env.extend([
+        ("PASSED_ON", "passed on"),
+        ("FORWARDED", "forwarded on purpose"),
+    ]);
+    env
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_upstream_gets_only_the_default_variables_its_inherit_env_and_its_env() {
+    let config = env_config("env-stdio");
+    let client = stdio_client(&config, &gateway_env()).await;
+    check_environment(&client).await;
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_neither_the_gateways_token_nor_another_sources_secret_reaches_an_upstream() {
+    let config = env_config("env-http");
+    let http = HttpGateway::start_with(&config, &gateway_env());
+    let client = http_client(&http.url, "gateway-secret-9d2e").await;
+    check_environment(&client).await;
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_search_the_instant_initialize_returns_finds_a_slow_upstreams_tools() {
+    // The upstream takes two seconds before it even starts its server.
+    let config = write_config(
+        "startup-slow",
+        &format!(
+            r#"
+[[source]]
+name = "everything"
+command = "sh"
+args = ["-c", "sleep 2; exec node \"$0\"", {everything:?}]
+group = "everything"
+description = "The MCP reference test server, slow to start"
+"#,
+            everything = reference_server_js("everything")
+        ),
+    );
+    let started = Instant::now();
+    let client = stdio_client(&config, &[]).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "initialize waited for the upstream: {:?}",
+        started.elapsed()
+    );
+    let (found, is_error) = call(&client, "discover_tools", json!({"query": "echo"})).await;
+    assert!(!is_error, "{found}");
+    assert_eq!(found["tools"][0]["tool"], "echo", "{found}");
+    assert!(found.get("unavailable").is_none(), "{found}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "the upstream cannot have answered before it started"
+    );
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_never_connects_is_waited_for_then_named_with_the_reason() {
+    let config = write_config(
+        "startup-never",
+        &format!(
+            "[limits]\nstartup_wait_ms = 1500\n\n{}{}",
+            misbehaving_source("hung", "hang-init"),
+            misbehaving_source("quick", "")
+        ),
+    );
+    let started = Instant::now();
+    let client = stdio_client(&config, &[]).await;
+    // A search scoped to the quick source does not wait for the hung one.
+    let (found, is_error) = call(
+        &client,
+        "discover_tools",
+        json!({"query": "echo", "group": "quick"}),
+    )
+    .await;
+    assert!(!is_error, "{found}");
+    assert_eq!(found["tools"][0]["tool"], "echo", "{found}");
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        started.elapsed()
+    );
+    // One over every group waits the configured time, then answers with what is there and
+    // says which group is missing and why.
+    let asked = Instant::now();
+    let (found, is_error) = call(&client, "discover_tools", json!({"query": "echo"})).await;
+    let waited = asked.elapsed();
+    assert!(!is_error, "{found}");
+    assert!(
+        waited >= Duration::from_millis(1400) && waited < Duration::from_secs(10),
+        "{waited:?}"
+    );
+    assert_eq!(found["total"], 1, "{found}");
+    assert_eq!(
+        found["unavailable"],
+        json!([{"group": "hung", "reason": "hung: still connecting"}]),
+        "{found}"
+    );
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_tool_keeps_its_title_and_annotations_behind_the_controls_and_when_direct() {
+    let config = write_config(
+        "fields",
+        &format!(
+            r#"{grouped}
+[[source]]
+name = "everything-direct"
+command = "node"
+args = [{everything:?}]
+presentation = "direct"
+"#,
+            grouped = everything_source(),
+            everything = reference_server_js("everything")
+        ),
+    );
+    let client = stdio_client(&config, &[]).await;
+    // What the reference server lists for get-env, field for field.
+    let annotations = json!({
+        "readOnlyHint": true,
+        "destructiveHint": false,
+        "idempotentHint": true,
+        "openWorldHint": false
+    });
+    let (described, is_error) = call(
+        &client,
+        "describe_tool",
+        json!({"group": "everything", "tool": "get-env"}),
+    )
+    .await;
+    assert!(!is_error, "{described}");
+    assert_eq!(
+        described["tool"]["title"], "Print Environment Tool",
+        "{described}"
+    );
+    assert_eq!(described["tool"]["annotations"], annotations, "{described}");
+    let (found, _) = call(
+        &client,
+        "discover_tools",
+        json!({"query": "environment variables", "group": "everything", "detail": "full"}),
+    )
+    .await;
+    let entry = found["tools"]
+        .as_array()
+        .and_then(|t| t.iter().find(|e| e["tool"] == "get-env"))
+        .unwrap_or_else(|| panic!("get-env found: {found}"));
+    assert_eq!(entry["annotations"], annotations, "{entry}");
+    // Direct: the tool list carries them as the upstream listed them (once it is connected).
+    let started = Instant::now();
+    let get_env = loop {
+        let tools = client.list_all_tools().await.expect("tools/list");
+        if let Some(t) = tools.into_iter().find(|t| t.name == "get-env") {
+            break t;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "get-env never listed direct"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let listed = serde_json::to_value(&get_env).expect("json");
+    assert_eq!(listed["title"], "Print Environment Tool", "{listed}");
+    assert_eq!(listed["annotations"], annotations, "{listed}");
+    client.cancel().await.expect("close");
+}
