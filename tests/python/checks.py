@@ -33,3 +33,29 @@ async def connected(session):
             return
         await asyncio.sleep(0.05)
     raise SystemExit(f"FAILED: sources never connected: {groups}")
+
+
+class HandshakeSession:
+    """One MCP session on the initialize handshake (the SDK's `ClientSession`) over streamable
+    HTTP, with extra request `headers` and the session's callbacks as `options`."""
+
+    def __init__(self, url: str, headers=None, **options):
+        self.url, self.headers, self.options = url, headers or {}, options
+
+    async def __aenter__(self):
+        import httpx2
+        import mcp
+        from mcp.client.streamable_http import streamable_http_client
+
+        self.http = httpx2.AsyncClient(headers=self.headers, timeout=60)
+        self.transport = streamable_http_client(self.url, http_client=self.http)
+        read, write = await self.transport.__aenter__()
+        self.session = mcp.ClientSession(read, write, **self.options)
+        await self.session.__aenter__()
+        await self.session.initialize()
+        return self.session
+
+    async def __aexit__(self, *exc):
+        await self.session.__aexit__(*exc)
+        await self.transport.__aexit__(*exc)
+        await self.http.aclose()

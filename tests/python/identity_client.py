@@ -37,7 +37,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 import mcp.client.stdio
 from mcp.client.streamable_http import streamable_http_client
 
-from checks import Checks, payload
+from checks import Checks, HandshakeSession, payload
 
 ISSUER = "https://idp.test/"
 AUDIENCE = "toolsearch"
@@ -243,25 +243,9 @@ class Person:
         return mcp.types.ElicitResult(action=self.action, content={} if self.action == "accept" else None)
 
 
-class LegacyCaller:
+def LegacyCaller(url: str, bearer: str, person):
     """One caller's session on the initialize handshake (`ClientSession`), over HTTP."""
-
-    def __init__(self, url: str, bearer: str, person):
-        self.url, self.bearer, self.person = url, bearer, person
-
-    async def __aenter__(self):
-        self.http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.bearer}"}, timeout=30)
-        self.transport = streamable_http_client(self.url, http_client=self.http)
-        read, write = await self.transport.__aenter__()
-        self.session = mcp.ClientSession(read, write, elicitation_callback=self.person)
-        await self.session.__aenter__()
-        await self.session.initialize()
-        return self.session
-
-    async def __aexit__(self, *exc):
-        await self.session.__aexit__(*exc)
-        await self.transport.__aexit__(*exc)
-        await self.http.aclose()
+    return HandshakeSession(url, {"Authorization": f"Bearer {bearer}"}, elicitation_callback=person)
 
 
 PROGRAM = 'await call_tool(group="counter", tool="count", arguments={"note": "from a program"})'

@@ -16,7 +16,10 @@ use serde_json::{Value, json};
 
 mod common;
 
-use common::{HttpGateway, everything_source, misbehaving_source, reference_server_js, temp_dir};
+use common::{
+    HttpGateway, everything_source, misbehaving_source, reference_server_js, root, run_python,
+    temp_dir,
+};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -308,4 +311,28 @@ presentation = "direct"
     assert_eq!(listed["title"], "Print Environment Tool", "{listed}");
     assert_eq!(listed["annotations"], annotations, "{listed}");
     client.cancel().await.expect("close");
+}
+
+/// The conformance fixture over stdio as a `[[source]]` in group `name`, with `extra` keys.
+fn fixture_source(name: &str, extra: &str) -> String {
+    let js = root().join("tests/mcp-servers/conformance-server.mjs");
+    format!(
+        "[[source]]\nname = {name:?}\ncommand = \"node\"\nargs = [{:?}, \"--stdio\"]\ngroup = {name:?}\ndescription = \"The MCP conformance suite's server\"\n{extra}\n\n",
+        js.display().to_string()
+    )
+}
+
+#[test]
+fn an_upstreams_requests_and_notices_reach_the_session_whose_call_caused_them() {
+    let config = write_config(
+        "relay",
+        &format!(
+            "[codeact]\nenabled = true\n\n{}{}",
+            fixture_source("shared", "sampling = false"),
+            fixture_source("own", "per_session = true\ncodeact = true"),
+        ),
+    );
+    let http = HttpGateway::start(&config);
+    let out = run_python("pyenv", "relay_client.py", std::slice::from_ref(&http.url));
+    assert!(out.contains("16 passed, 0 failed"), "{out}");
 }

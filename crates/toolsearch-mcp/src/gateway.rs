@@ -10,6 +10,7 @@
 //! (bounded: [`Gateway::await_startup`]), and a source still connecting is listed as such. [`Gateway::start`] also waits for every source to
 //! settle (connected or failed), as `toolsearch check` and library users want.
 
+mod clients;
 mod reload;
 mod source;
 mod supervise;
@@ -155,6 +156,8 @@ pub struct Gateway {
     /// `[limits] startup_wait_ms`: how long a call waits for the sources in its scope that are
     /// still connecting.
     startup_wait: Duration,
+    /// The client sessions: where upstream log messages and resource updates go.
+    clients: clients::Clients,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -251,6 +254,7 @@ impl Gateway {
             running: Mutex::new(running),
             reloading: tokio::sync::Mutex::new(()),
             startup_wait: config.startup_wait.unwrap_or(DEFAULT_STARTUP_WAIT),
+            clients: clients::Clients::default(),
         });
         tokio::spawn(follow(Arc::downgrade(&gateway), events_rx));
         let supervised: Vec<_> = lock(&gateway.states)

@@ -385,6 +385,8 @@ pub async fn serve_http(
                 });
             }
             let is_delete = parts.method == http::Method::DELETE;
+            let wants_json = parts.method == http::Method::POST
+                && crate::json_answer::accepts_json(&parts.headers);
             let body = if parts.method == http::Method::POST {
                 match checked_body(body).await {
                     Ok((bytes, opens_session)) => {
@@ -403,6 +405,11 @@ pub async fn serve_http(
                 Full::new(Bytes::new())
             };
             let mut response = service.handle(Request::from_parts(parts, body)).await;
+            if wants_json {
+                // One message is the whole answer: plain JSON, so the client keeps its
+                // connection (see `json_answer`).
+                response = crate::json_answer::prefer_json(response).await;
+            }
             if is_delete && response.status() == StatusCode::ACCEPTED {
                 // The session is gone: that is a plain success.
                 *response.status_mut() = StatusCode::OK;

@@ -3,9 +3,11 @@
 // Layers, bottom to top; each module imports only the ones above it in this list
 // (docs/architecture.md; `crates/toolsearch/tests/layers.rs` checks there is no circle).
 //   secrets, convert, jsonrpc — `${env:NAME}` expansion, rmcp ↔ engine types, JSON-RPC errors
+//   offered                   — the names upstream resources and prompts are offered under
 //   decode, line_writer       — lines into rmcp's messages (the hot ones on a fast path); lines out
 //   stdio                     — the line transport: the server's stdin/stdout, a stdio upstream's
 //   trace_context             — W3C trace context: from a request, on to upstreams
+//   downstream                — the client request a call serves: relays, progress, log level
 //   upstream                  — one upstream MCP server: connect (stdio, HTTP), list, call
 //   auth                      — who is calling: client tokens and JWTs → the caller's identity
 //   audit, metrics, telemetry — the audit log file; Prometheus metrics; OTLP traces
@@ -15,6 +17,7 @@
 //   accept, health, scrape    — the accept loop; the probes and `/metrics` over HTTP
 //   tool_search               — `POST /v1/tool_search`: a search in a vendor's shape over HTTP
 //   replica                   — session ids naming their replica (behind a load balancer)
+//   json_answer               — an HTTP answer of one message sent as JSON, not as a stream
 //   http, ops                 — the HTTP transport the server is served on; the operator's listener
 
 mod accept;
@@ -23,12 +26,15 @@ mod audit;
 pub mod auth;
 mod convert;
 pub mod decode;
+mod downstream;
 pub mod gateway;
 pub mod health;
 pub mod http;
+mod json_answer;
 mod jsonrpc;
 mod line_writer;
 pub mod metrics;
+mod offered;
 pub mod ops;
 mod passthrough;
 pub mod replica;

@@ -18,66 +18,20 @@ use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    GetPromptRequestParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ReadResourceRequestParams, ReadResourceResult, ResultType,
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
+    ReadResourceResult, Reference, ResultType, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use serde_json::Value;
-use toolsearch::catalog::canonical_name;
 use toolsearch::exec::Session;
 
 use crate::Gateway;
+use crate::downstream::SessionLink;
+pub use crate::offered::{prompt_name, resource_uri, split_prompt_name, split_resource_uri};
 use crate::upstream::{Upstream, describe};
 
 /// Longest wait for one upstream's list, or for a read or a prompt.
 pub const LIST_TIMEOUT: Duration = Duration::from_secs(30);
-
-const SCHEME: &str = "toolsearch://";
-
-fn encode_source(source: &str) -> String {
-    let mut out = String::with_capacity(source.len());
-    for b in source.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// The URI (or URI template) under which source `source` offers `uri`.
-pub fn resource_uri(source: &str, uri: &str) -> String {
-    format!("{SCHEME}{}/{uri}", encode_source(source))
-}
-
-/// The source among `sources` and its own URI, for an offered URI.
-pub fn split_resource_uri<'a, 'u>(
-    offered: &'u str,
-    sources: impl IntoIterator<Item = &'a str>,
-) -> Option<(&'a str, &'u str)> {
-    let rest = offered.strip_prefix(SCHEME)?;
-    sources.into_iter().find_map(|s| {
-        let own = rest
-            .strip_prefix(encode_source(s).as_str())?
-            .strip_prefix('/')?;
-        Some((s, own))
-    })
-}
-
-/// The name under which source `source` offers prompt `name`.
-pub fn prompt_name(source: &str, name: &str) -> String {
-    canonical_name(source, name)
-}
-
-/// The source among `sources` and its own prompt name, for an offered name.
-pub fn split_prompt_name<'a, 'n>(
-    offered: &'n str,
-    sources: impl IntoIterator<Item = &'a str>,
-) -> Option<(&'a str, &'n str)> {
-    sources
-        .into_iter()
-        .find_map(|s| Some((s, offered.strip_prefix(canonical_name(s, "").as_str())?)))
-}
 
 /// Rewrites `key` of each object of `items` with `f`.
 fn rewrite(items: &mut [Value], key: &str, f: impl Fn(&str) -> String) {
@@ -129,9 +83,10 @@ async fn upstream_for(
         .map_err(|e| e.to_string())
 }
 
-/// One upstream's whole list of `kind`, as JSON objects with the offered names.
+/// One upstream's whole list of `kind`, as JSON objects with the offered names of `source`
+/// (the upstream's own names without one).
 async fn list_one(
-    source: &str,
+    source: Option<&str>,
     upstream: &Arc<Upstream>,
     session: &Arc<Session>,
     kind: Kind,
@@ -159,6 +114,9 @@ async fn list_one(
         .await
         .map_err(|_| format!("no answer within {LIST_TIMEOUT:?}"))?
         .map_err(|e| describe(&e))?;
+    let Some(source) = source else {
+        return Ok(items);
+    };
     match kind {
         Kind::Resources => rewrite(&mut items, "uri", |u| resource_uri(source, u)),
         Kind::Templates => rewrite(&mut items, "uriTemplate", |u| resource_uri(source, u)),
@@ -173,7 +131,7 @@ async fn list_all(gateway: &Gateway, session: &Arc<Session>, kind: Kind) -> Vec<
     let lists = futures_util::future::join_all(
         upstreams
             .iter()
-            .map(|(source, upstream)| list_one(source, upstream, session, kind)),
+            .map(|(source, upstream)| list_one(Some(source), upstream, session, kind)),
     )
     .await;
     let mut out = Vec::new();
@@ -272,93 +230,237 @@ fn unknown(what: &str, offered: &str, form: &str, list: &str) -> McpError {
     )
 }
 
-/// `resources/read` of an offered URI.
+/// `resources/read` of an offered URI, or of a URI as its upstream names it (see
+/// [`locate`]); the contents come back under the name the client used.
 pub async fn read_resource(
     gateway: &Gateway,
     session: &Arc<Session>,
     mut request: ReadResourceRequestParams,
 ) -> Result<ReadResourceResult, McpError> {
-    let names = connected_names(gateway);
-    let offered = request.uri.clone();
-    let (source, own) =
-        split_resource_uri(&offered, names.iter().map(String::as_str)).ok_or_else(|| {
-            unknown(
-                "resource",
-                &offered,
-                "toolsearch://<source>/<uri>",
-                "resources/list",
-            )
-        })?;
-    let peer = peer_of(gateway, session, source).await?;
-    request.uri = own.to_owned();
-    let mut read = within(source, peer.read_resource(request)).await?;
-    let mut contents = json_array(&read.contents);
-    rewrite(&mut contents, "uri", |u| resource_uri(source, u));
-    read.contents = from_json(contents);
+    let (source, own, renamed) = locate(gateway, session, Name::Resource(&request.uri)).await?;
+    let peer = peer_of(gateway, session, &source).await?;
+    request.uri = own;
+    let mut read = within(&source, peer.read_resource(request)).await?;
+    if renamed {
+        let mut contents = json_array(&read.contents);
+        rewrite(&mut contents, "uri", |u| resource_uri(&source, u));
+        read.contents = from_json(contents);
+    }
     read.result_type = Some(ResultType::COMPLETE);
     Ok(read)
 }
 
-/// `prompts/get` of an offered prompt name.
+/// `prompts/get` of an offered prompt name, or of a name as its upstream names it (see
+/// [`locate`]).
 pub async fn get_prompt(
     gateway: &Gateway,
     session: &Arc<Session>,
     mut request: GetPromptRequestParams,
 ) -> Result<GetPromptResult, McpError> {
-    let names = connected_names(gateway);
-    let offered = request.name.clone();
-    let (source, own) = split_prompt_name(&offered, names.iter().map(String::as_str))
-        .ok_or_else(|| unknown("prompt", &offered, "<source>__<prompt>", "prompts/list"))?;
-    let peer = peer_of(gateway, session, source).await?;
-    request.name = own.to_owned();
-    let mut got = within(source, peer.get_prompt(request)).await?;
+    let (source, own, _) = locate(gateway, session, Name::Prompt(&request.name)).await?;
+    let peer = peer_of(gateway, session, &source).await?;
+    request.name = own;
+    let mut got = within(&source, peer.get_prompt(request)).await?;
     got.result_type = Some(ResultType::COMPLETE);
     Ok(got)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A name a client used for something an upstream offers.
+#[derive(Debug, Clone, Copy)]
+enum Name<'a> {
+    /// A resource's URI.
+    Resource(&'a str),
+    /// A resource template's URI template.
+    Template(&'a str),
+    /// A prompt's name.
+    Prompt(&'a str),
+}
 
-    #[test]
-    fn resource_uris_round_trip_and_never_collide() {
-        let sources = ["fs", "fs2", "my src", "a_b"];
-        for s in sources {
-            for uri in ["file:///etc/hosts", "demo://resource/static/document/1", ""] {
-                let offered = resource_uri(s, uri);
-                assert!(offered.starts_with(SCHEME), "{offered}");
-                assert_eq!(split_resource_uri(&offered, sources), Some((s, uri)));
-            }
+impl Name<'_> {
+    fn what(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Name::Resource(_) => ("resource", "toolsearch://<source>/<uri>", "resources/list"),
+            Name::Template(_) => (
+                "resource template",
+                "toolsearch://<source>/<template>",
+                "resources/templates/list",
+            ),
+            Name::Prompt(_) => ("prompt", "<source>__<prompt>", "prompts/list"),
         }
-        assert_eq!(resource_uri("my src", "x"), "toolsearch://my%20src/x");
-        // "fs" must not claim "fs2"'s resources.
-        assert_eq!(
-            split_resource_uri("toolsearch://fs2/x", ["fs", "fs2"]),
-            Some(("fs2", "x"))
-        );
-        assert_eq!(split_resource_uri("file:///x", sources), None);
-        assert_eq!(split_resource_uri("toolsearch://other/x", sources), None);
     }
+}
 
-    #[test]
-    fn prompt_names_round_trip_and_never_collide() {
-        // With plain concatenation "a_" + "_b" and "a" + "__b" would be the same name.
-        let sources = ["a", "a_", "everything", "my_tools"];
-        for s in sources {
-            for p in ["simple-prompt", "_b", "x__y"] {
-                let offered = prompt_name(s, p);
-                assert_eq!(
-                    split_prompt_name(&offered, sources),
-                    Some((s, p)),
-                    "{offered}"
-                );
-            }
-        }
-        assert_eq!(
-            prompt_name("everything", "simple-prompt"),
-            "everything__simple-prompt"
-        );
-        assert_ne!(prompt_name("a_", "b"), prompt_name("a", "_b"));
-        assert_eq!(split_prompt_name("nobody__x", sources), None);
+/// The source a client's name points at, the upstream's own name for it, and whether the
+/// client used the offered (renamed) form. The offered form (`toolsearch://<source>/<uri>`,
+/// `<source>__<prompt>`) is read directly. A name as the upstream itself gives it (a URI a tool
+/// returned, a prompt name a client kept from using the server directly) is taken when exactly
+/// one connected upstream lists it (a resource by its URI or by a template it matches); when
+/// several do, the answer says so and names the offered form.
+async fn locate(
+    gateway: &Gateway,
+    session: &Arc<Session>,
+    name: Name<'_>,
+) -> Result<(String, String, bool), McpError> {
+    let names = connected_names(gateway);
+    let sources = names.iter().map(String::as_str);
+    let offered = match name {
+        Name::Resource(u) | Name::Template(u) => split_resource_uri(u, sources),
+        Name::Prompt(p) => split_prompt_name(p, sources),
+    };
+    if let Some((source, own)) = offered {
+        return Ok((source.to_owned(), own.to_owned(), true));
     }
+    let (what, form, list) = name.what();
+    let (kind, given) = match name {
+        Name::Resource(u) => (Kind::Resources, u),
+        Name::Template(u) => (Kind::Templates, u),
+        Name::Prompt(p) => (Kind::Prompts, p),
+    };
+    let upstreams = gateway.connected_upstreams();
+    let lists = futures_util::future::join_all(upstreams.iter().map(|(source, upstream)| async {
+        let mut found = own_list(upstream, session, kind)
+            .await
+            .is_ok_and(|items| items.iter().any(|i| lists_name(i, name)));
+        // A URI no resource has may still be one of a template's.
+        if !found && matches!(name, Name::Resource(_)) {
+            found = own_list(upstream, session, Kind::Templates)
+                .await
+                .is_ok_and(|items| {
+                    items.iter().any(|i| {
+                        i.get("uriTemplate")
+                            .and_then(Value::as_str)
+                            .is_some_and(|t| template_matches(t, given))
+                    })
+                });
+        }
+        found.then(|| source.clone())
+    }))
+    .await;
+    let found: Vec<String> = lists.into_iter().flatten().collect();
+    match found.as_slice() {
+        [source] => Ok((source.clone(), given.to_owned(), false)),
+        [] => Err(unknown(what, given, form, list)),
+        several => Err(McpError::invalid_params(
+            format!(
+                "{what} {given:?} is offered by several sources ({}); name it as {form} (list them with {list})",
+                several.join(", ")
+            ),
+            None,
+        )),
+    }
+}
+
+/// Whether a listed item (as JSON, under the upstream's own names) is the one `name` names.
+fn lists_name(item: &Value, name: Name<'_>) -> bool {
+    let (key, given) = match name {
+        Name::Resource(u) => ("uri", u),
+        Name::Template(u) => ("uriTemplate", u),
+        Name::Prompt(p) => ("name", p),
+    };
+    item.get(key).and_then(Value::as_str) == Some(given)
+}
+
+/// Whether `uri` is one of the URIs of RFC 6570 template `template`: its literal parts in
+/// order, each `{name}` one or more characters other than `/` (`{+name}` and `{#name}` any).
+fn template_matches(template: &str, uri: &str) -> bool {
+    fn go(template: &str, uri: &str) -> bool {
+        let Some(open) = template.find('{') else {
+            return template == uri;
+        };
+        let Some(rest) = uri.strip_prefix(&template[..open]) else {
+            return false;
+        };
+        let Some(close) = template[open..].find('}').map(|c| open + c) else {
+            return false;
+        };
+        let expr = &template[open + 1..close];
+        let after = &template[close + 1..];
+        let any = expr.starts_with('+') || expr.starts_with('#');
+        (1..=rest.len())
+            .filter(|&n| rest.is_char_boundary(n))
+            .take_while(|&n| any || !rest[..n].contains('/'))
+            .any(|n| go(after, &rest[n..]))
+    }
+    go(template, uri)
+}
+
+/// One upstream's whole list of `kind` under its own names.
+async fn own_list(
+    upstream: &Arc<Upstream>,
+    session: &Arc<Session>,
+    kind: Kind,
+) -> Result<Vec<Value>, String> {
+    list_one(None, upstream, session, kind).await
+}
+
+/// `resources/subscribe` of an offered URI: the session follows it, and its upstream is asked
+/// to send updates when this is the first session to follow it there. Updates come back as
+/// `notifications/resources/updated` under the offered URI.
+#[allow(deprecated)] // the handshake-era subscription; 2026-07-28 clients use `listen`
+pub(crate) async fn subscribe(
+    gateway: &Gateway,
+    session: &Arc<Session>,
+    link: &Arc<SessionLink>,
+    offered: &str,
+) -> Result<(), McpError> {
+    let (source, own, renamed) = locate(gateway, session, Name::Resource(offered)).await?;
+    let peer = peer_of(gateway, session, &source).await?;
+    if gateway.clients().subscribe(link, &source, &own, renamed) {
+        let params = SubscribeRequestParams::new(own.clone());
+        if let Err(e) = within(&source, peer.subscribe(params)).await {
+            gateway.clients().unsubscribe(link, &source, &own);
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// `resources/unsubscribe` of an offered URI; the upstream is told when no session follows it
+/// any more.
+#[allow(deprecated)] // the handshake-era subscription; 2026-07-28 clients use `listen`
+pub(crate) async fn unsubscribe(
+    gateway: &Gateway,
+    session: &Arc<Session>,
+    link: &Arc<SessionLink>,
+    offered: &str,
+) -> Result<(), McpError> {
+    let (source, own, _) = locate(gateway, session, Name::Resource(offered)).await?;
+    if gateway.clients().unsubscribe(link, &source, &own) {
+        let peer = peer_of(gateway, session, &source).await?;
+        within(
+            &source,
+            peer.unsubscribe(UnsubscribeRequestParams::new(own)),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// `completion/complete` for an offered prompt name or resource template, asked of its source
+/// under its own name.
+pub(crate) async fn complete(
+    gateway: &Gateway,
+    session: &Arc<Session>,
+    mut request: CompleteRequestParams,
+) -> Result<CompleteResult, McpError> {
+    let name = match &request.r#ref {
+        Reference::Prompt(prompt) => Name::Prompt(&prompt.name),
+        Reference::Resource(template) => Name::Template(&template.uri),
+        _ => {
+            return Err(McpError::invalid_params(
+                "completion/complete: this kind of reference cannot be passed on",
+                None,
+            ));
+        }
+    };
+    let (source, own, _) = locate(gateway, session, name).await?;
+    match &mut request.r#ref {
+        Reference::Prompt(prompt) => prompt.name = own,
+        Reference::Resource(template) => template.uri = own,
+        _ => {}
+    }
+    let peer = peer_of(gateway, session, &source).await?;
+    let mut done = within(&source, peer.complete(request)).await?;
+    done.result_type = Some(ResultType::COMPLETE);
+    Ok(done)
 }

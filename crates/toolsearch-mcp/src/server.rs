@@ -4,6 +4,8 @@
 
 use std::sync::{Arc, OnceLock};
 
+#[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, in the protocols we speak
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
     GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
@@ -11,16 +13,20 @@ use rmcp::model::{
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, RequestParamsMeta,
     ServerCapabilities, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::{CancellationToken, DropGuard};
-use toolsearch::exec::{Approver, Session, with_approver};
+use toolsearch::exec::{Approver, CallResult, Session, with_approver};
 use tracing::Instrument;
 
 use crate::approval::{self, Answered, Elicit};
 use crate::auth::CallerIdentity;
 use crate::convert;
+use crate::downstream::{self, SessionLink};
 use crate::metrics::SessionGuard;
 use crate::{Gateway, passthrough, trace_context};
 
@@ -70,6 +76,9 @@ pub struct GatewayServer {
     /// Counts the session in `toolsearch_sessions` from its `initialized` notification (or its
     /// first request, without one) until its last clone is dropped.
     counted: Arc<OnceLock<SessionGuard>>,
+    /// The session as upstream notices reach it (its peer, its log level), made on its first
+    /// request.
+    link: Arc<OnceLock<Arc<SessionLink>>>,
 }
 
 impl GatewayServer {
@@ -82,7 +91,19 @@ impl GatewayServer {
             _alive: Arc::new(ended.clone().drop_guard()),
             ended,
             counted: Arc::new(OnceLock::new()),
+            link: Arc::new(OnceLock::new()),
         }
+    }
+
+    /// This session's link, made (and made known to the gateway) on first use.
+    fn link(&self, peer: &Peer<RoleServer>) -> Arc<SessionLink> {
+        self.link
+            .get_or_init(|| {
+                let link = Arc::new(SessionLink::new(peer.clone()));
+                self.gateway.add_client(&link);
+                link
+            })
+            .clone()
     }
 
     /// Counts this session as open (once).
@@ -90,6 +111,19 @@ impl GatewayServer {
         self.counted
             .get_or_init(|| self.gateway.metrics().session());
     }
+}
+
+/// What a call cancelled before its answer says (the client cancelled it, or the gateway is
+/// stopping and ends every request), naming its target when the arguments do.
+fn cancelled_message(name: &str, arguments: &Value) -> String {
+    let part = |key: &str| arguments.get(key).and_then(Value::as_str);
+    let target = match (part("group"), part("tool")) {
+        (Some(g), Some(t)) => format!(" ({g}/{t})"),
+        _ => String::new(),
+    };
+    format!(
+        "the call of {name}{target} was cancelled before it was answered (the client cancelled it, or the gateway is stopping); it may or may not have run: inspect its effects before calling it again"
+    )
 }
 
 /// The authenticated caller of a request (its identity's key), when the HTTP front named one.
@@ -142,63 +176,87 @@ impl GatewayServer {
         // A client's first search, the instant `initialize` returns, finds the tools of the
         // sources still connecting: it waits for them (bounded), never answers empty silently.
         self.gateway.await_startup(&request.name, &arguments).await;
-        if !engine.asks_for_approval() {
-            let result = engine.handle_in(&session, &request.name, arguments).await;
-            return Ok(CallToolResponse::Complete(convert::mcp_result(result)));
-        }
-        let can_ask = approval::can_elicit(context.client_capabilities().as_ref());
-        let between_requests = context
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        let approver: Option<Arc<dyn Approver>> = match (can_ask, between_requests) {
-            (false, _) => None,
-            (true, false) => Some(Arc::new(Elicit::new(context.peer.clone()))),
-            (true, true) => match engine.approval_request(&session, &request.name, &arguments) {
-                None => Some(Arc::new(Answered::none(approval::NOT_ASKED))),
-                Some(asked) => {
-                    let caller = caller_key(&context);
-                    let waiting = self.gateway.waiting();
-                    match waiting.answer(
-                        request.request_state.as_deref(),
-                        request.input_responses.as_ref(),
-                        caller,
-                        &asked,
-                    ) {
-                        Some(answer) => Some(Arc::new(Answered::new(asked, &answer))),
-                        None => match waiting.ask(caller, asked) {
-                            Some(question) => {
-                                return Ok(CallToolResponse::InputRequired(question));
+        let approver: Option<Arc<dyn Approver>> = if engine.asks_for_approval() {
+            let can_ask = approval::can_elicit(context.client_capabilities().as_ref());
+            let between_requests = context
+                .protocol_version()
+                .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+            match (can_ask, between_requests) {
+                (false, _) => None,
+                (true, false) => Some(Arc::new(Elicit::new(context.peer.clone()))),
+                (true, true) => {
+                    match engine.approval_request(&session, &request.name, &arguments) {
+                        None => Some(Arc::new(Answered::none(approval::NOT_ASKED))),
+                        Some(asked) => {
+                            let caller = caller_key(&context);
+                            let waiting = self.gateway.waiting();
+                            match waiting.answer(
+                                request.request_state.as_deref(),
+                                request.input_responses.as_ref(),
+                                caller,
+                                &asked,
+                            ) {
+                                Some(answer) => Some(Arc::new(Answered::new(asked, &answer))),
+                                None => match waiting.ask(caller, asked) {
+                                    Some(question) => {
+                                        return Ok(CallToolResponse::InputRequired(question));
+                                    }
+                                    None => Some(Arc::new(Answered::none(
+                                        "too many approval questions are waiting for an answer; try again later",
+                                    ))),
+                                },
                             }
-                            None => Some(Arc::new(Answered::none(
-                                "too many approval questions are waiting for an answer; try again later",
-                            ))),
-                        },
+                        }
                     }
                 }
-            },
+            }
+        } else {
+            None
         };
-        let call = engine.handle_in(&session, &request.name, arguments);
-        let result = match approver {
-            Some(a) => with_approver(a, call).await,
-            None => call.await,
+        let cancelled = cancelled_message(&request.name, &arguments);
+        let call = async {
+            let call = engine.handle_in(&session, &request.name, arguments);
+            match approver {
+                Some(a) => with_approver(a, call).await,
+                None => call.await,
+            }
         };
+        // The upstreams this call reaches relay their requests to this client from here, send
+        // it their progress, and are told when the client cancels.
+        let served = downstream::serve(
+            self.link(&context.peer),
+            context.client_capabilities(),
+            context.meta.get_progress_token(),
+            context.ct.clone(),
+            call,
+        )
+        .await;
+        let result = served.unwrap_or_else(|| CallResult::text(cancelled, true));
         Ok(CallToolResponse::Complete(convert::mcp_result(result)))
     }
 }
 
 impl ServerHandler for GatewayServer {
+    #[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, in the protocols we speak
     fn get_info(&self) -> InitializeResult {
+        // Logging always (the gateway's own sessions have a level; upstreams' messages follow
+        // it); resources with subscriptions, prompts and completions when upstreams may
+        // offer them.
         let capabilities = if self.gateway.has_upstreams() {
             ServerCapabilities::builder()
+                .enable_logging()
+                .enable_completions()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_resources()
                 .enable_resources_list_changed()
+                .enable_resources_subscribe()
                 .enable_prompts()
                 .enable_prompts_list_changed()
                 .build()
         } else {
             ServerCapabilities::builder()
+                .enable_logging()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build()
@@ -361,6 +419,61 @@ impl ServerHandler for GatewayServer {
         ))
         .await
         .map(GetPromptResponse::Complete)
+    }
+
+    #[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, in the protocols we speak
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.session(&context)?;
+        self.link(&context.peer).set_level(request.level);
+        Box::pin(self.gateway.ask_log_level(request.level)).await;
+        Ok(())
+    }
+
+    #[allow(deprecated)] // the handshake-era subscription; 2026-07-28 clients use `listen`
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let session = self.session(&context)?;
+        let link = self.link(&context.peer);
+        Box::pin(passthrough::subscribe(
+            &self.gateway,
+            &session,
+            &link,
+            &request.uri,
+        ))
+        .await
+    }
+
+    #[allow(deprecated)] // the handshake-era subscription; 2026-07-28 clients use `listen`
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let session = self.session(&context)?;
+        let link = self.link(&context.peer);
+        Box::pin(passthrough::unsubscribe(
+            &self.gateway,
+            &session,
+            &link,
+            &request.uri,
+        ))
+        .await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let session = self.session(&context)?;
+        Box::pin(passthrough::complete(&self.gateway, &session, request)).await
     }
 
     async fn on_custom_request(

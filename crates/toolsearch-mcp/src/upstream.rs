@@ -10,9 +10,12 @@
 mod call_lane;
 mod cause;
 mod child;
+mod client;
 mod executor;
 mod http;
+mod inflight;
 mod listen;
+mod noticed;
 mod session;
 mod stdio;
 
@@ -21,16 +24,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use rmcp::ServiceError;
 use rmcp::model::{ClientRequest, PaginatedRequestParams, ServerCapabilities};
-use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
-use rmcp::{ClientHandler, ServiceError};
+use rmcp::service::{Peer, RoleClient, RunningService};
 use tokio::sync::{Notify, RwLock, mpsc};
 use toolsearch::ToolDef;
 use toolsearch::config::SourceKind;
 
 pub use cause::describe;
+pub use client::UpstreamClient;
 pub use executor::UpstreamExecutor;
 pub use http::install_crypto_provider;
+pub(crate) use inflight::Inflight;
 
 use crate::convert;
 use crate::secrets::MissingSecret;
@@ -124,7 +129,7 @@ pub enum UpstreamError {
 }
 
 /// Events the gateway acts on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum UpstreamEvent {
     /// The upstream's tool list changed.
@@ -133,32 +138,41 @@ pub enum UpstreamEvent {
     ResourcesChanged(String),
     /// The upstream's prompt list changed.
     PromptsChanged(String),
+    /// The upstream sent a log message.
+    #[allow(deprecated)]
+    // MCP logging: deprecated by SEP-2577 in rmcp, in the protocols we speak
+    Log {
+        /// The source.
+        source: String,
+        /// The client sessions with calls in flight on its connection when it came.
+        sessions: Vec<Arc<crate::downstream::SessionLink>>,
+        /// The message.
+        message: rmcp::model::LoggingMessageNotificationParam,
+    },
+    /// A resource of the upstream changed (`notifications/resources/updated`).
+    ResourceUpdated {
+        /// The source.
+        source: String,
+        /// The resource's URI as the upstream names it.
+        uri: String,
+    },
 }
 
-/// The client side of one upstream connection: forwards list changes.
-#[derive(Debug, Clone)]
-pub struct UpstreamClient {
-    name: String,
-    events: mpsc::UnboundedSender<UpstreamEvent>,
+/// What a source's config says of its connections beside where they go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionOptions {
+    /// `per_session`: each client session gets its own connection.
+    pub per_session: bool,
+    /// `sampling`: the upstream may ask the client's model (`sampling/createMessage`).
+    pub sampling: bool,
 }
 
-impl ClientHandler for UpstreamClient {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self
-            .events
-            .send(UpstreamEvent::ToolsChanged(self.name.clone()));
-    }
-
-    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self
-            .events
-            .send(UpstreamEvent::ResourcesChanged(self.name.clone()));
-    }
-
-    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self
-            .events
-            .send(UpstreamEvent::PromptsChanged(self.name.clone()));
+impl Default for ConnectionOptions {
+    fn default() -> Self {
+        Self {
+            per_session: false,
+            sampling: true,
+        }
     }
 }
 
@@ -193,15 +207,89 @@ enum Caller {
 }
 
 impl Caller {
-    /// One `tools/call`, its result or error as rmcp's `Peer::call_tool` gives them.
+    /// One `tools/call`, its result or error as rmcp's `Peer::call_tool` gives them. With
+    /// `inflight` (the call's entry among the connection's calls, and whether its client asked
+    /// for progress), the progress token it carries upstream is noted there, so the upstream's
+    /// progress reaches that client.
     async fn call_tool(
         &self,
-        params: rmcp::model::CallToolRequestParams,
+        mut params: rmcp::model::CallToolRequestParams,
+        inflight: Option<&(inflight::InflightGuard, bool)>,
     ) -> Result<rmcp::model::CallToolResult, ServiceError> {
-        match self {
-            Caller::Peer(peer) => peer.call_tool(params).await,
-            Caller::Lane(lane) => lane.call_tool::<child::ChildTransport>(params).await,
+        let progress = inflight.filter(|(_, wants)| *wants).map(|(guard, _)| guard);
+        let answer = match (self, progress) {
+            (Caller::Peer(peer), None) => return peer.call_tool(params).await,
+            (Caller::Peer(peer), Some(guard)) => call_with_progress(peer, params, guard).await,
+            (Caller::Lane(lane), progress) => {
+                if let Some(guard) = progress {
+                    let token = next_progress_token();
+                    guard.set_token(token.clone());
+                    rmcp::model::RequestParamsMeta::set_progress_token(&mut params, token);
+                }
+                lane.call_tool::<child::ChildTransport>(params).await
+            }
+        };
+        // The progress the upstream sent before its answer reaches the client first.
+        if let Some(guard) = progress {
+            guard.progress_settled(PROGRESS_SETTLE).await;
         }
+        answer
+    }
+}
+
+/// Longest wait, after a call's answer, for the progress read before it to reach its client.
+const PROGRESS_SETTLE: Duration = Duration::from_millis(500);
+
+/// A progress token of the gateway's own for a call on a call lane (rmcp's peer makes its own).
+fn next_progress_token() -> rmcp::model::ProgressToken {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    rmcp::model::ProgressToken(rmcp::model::NumberOrString::String(
+        format!("toolsearch-progress-{n}").into(),
+    ))
+}
+
+/// `tools/call` through rmcp's peer, noting the progress token rmcp gives it before its answer
+/// can come; dropped before the answer, it tells the upstream the call is cancelled.
+async fn call_with_progress(
+    peer: &Peer<RoleClient>,
+    params: rmcp::model::CallToolRequestParams,
+    guard: &inflight::InflightGuard,
+) -> Result<rmcp::model::CallToolResult, ServiceError> {
+    use rmcp::model::{CallToolRequest, CancelledNotificationParam, ServerResult};
+    use rmcp::service::PeerRequestOptions;
+
+    /// Sends `notifications/cancelled` for the request when dropped armed.
+    struct CancelOnDrop(Option<(Peer<RoleClient>, rmcp::model::RequestId)>);
+    impl Drop for CancelOnDrop {
+        fn drop(&mut self) {
+            let Some((peer, id)) = self.0.take() else {
+                return;
+            };
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    let _ = peer
+                        .notify_cancelled(CancelledNotificationParam::new(
+                            Some(id),
+                            Some("the call was abandoned".into()),
+                        ))
+                        .await;
+                });
+            }
+        }
+    }
+
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    guard.set_token(handle.progress_token.clone());
+    let mut cancel = CancelOnDrop(Some((peer.clone(), handle.id.clone())));
+    let answer = handle.await_response().await;
+    cancel.0 = None;
+    match answer? {
+        ServerResult::CallToolResult(result) => Ok(result),
+        _ => Err(ServiceError::UnexpectedResponse),
     }
 }
 
@@ -213,6 +301,9 @@ pub struct Upstream {
     /// Resolved context headers of one session's own connection (empty on the shared one).
     session_headers: BTreeMap<String, String>,
     events: mpsc::UnboundedSender<UpstreamEvent>,
+    options: ConnectionOptions,
+    /// The calls in flight on the live connection, with the client request each serves.
+    inflight: Arc<Inflight>,
     conn: RwLock<Option<Connection>>,
     pid: std::sync::Mutex<Option<u32>>,
     stderr: Arc<stdio::StderrTail>,
@@ -235,12 +326,20 @@ impl Upstream {
             kind,
             session_headers: BTreeMap::new(),
             events,
+            options: ConnectionOptions::default(),
+            inflight: Arc::default(),
             conn: RwLock::new(None),
             pid: std::sync::Mutex::new(None),
             stderr: Arc::default(),
             suspect: AtomicBool::new(false),
             suspect_notify: Notify::new(),
         }
+    }
+
+    /// Sets what the source's config says of its connections.
+    pub fn with_options(mut self, options: ConnectionOptions) -> Self {
+        self.options = options;
+        self
     }
 
     /// The same upstream for one session, sending `headers` (its resolved context headers)
@@ -301,6 +400,8 @@ impl Upstream {
         let client = UpstreamClient {
             name: self.name.clone(),
             events: self.events.clone(),
+            inflight: self.inflight.clone(),
+            sampling: self.options.sampling,
         };
         let (running, lane) = match &self.kind {
             SourceKind::Stdio {

@@ -10,7 +10,7 @@ use toolsearch::catalog::{GroupSpec, SourceTools, load_catalog_file};
 use toolsearch::config::{SourceConfig, SourceKind};
 
 use super::{CONNECTING, GatewayError};
-use crate::upstream::{Upstream, UpstreamEvent, UpstreamExecutor};
+use crate::upstream::{ConnectionOptions, Upstream, UpstreamEvent, UpstreamExecutor};
 
 pub(super) enum Origin {
     /// A static catalog: its sources never change.
@@ -43,11 +43,14 @@ impl SourceState {
         let origin = match &config.kind {
             SourceKind::Catalog { path } => Origin::Catalog(load_catalog_source(&config, path)?),
             SourceKind::Stdio { .. } | SourceKind::Http { .. } => Origin::Upstream {
-                upstream: Arc::new(Upstream::new(
-                    &config.name,
-                    config.kind.clone(),
-                    events.clone(),
-                )),
+                upstream: Arc::new(
+                    Upstream::new(&config.name, config.kind.clone(), events.clone()).with_options(
+                        ConnectionOptions {
+                            per_session: config.per_session,
+                            sampling: config.sampling,
+                        },
+                    ),
+                ),
                 tools: Vec::new(),
             },
             _ => return Err(GatewayError::Unsupported(config.name.clone())),

@@ -20,6 +20,14 @@ pub(super) async fn follow(
             UpstreamEvent::ToolsChanged(name) => g.refresh(&name).await,
             UpstreamEvent::ResourcesChanged(_) => g.resources_changed.send_modify(|v| *v += 1),
             UpstreamEvent::PromptsChanged(_) => g.prompts_changed.send_modify(|v| *v += 1),
+            UpstreamEvent::Log {
+                source,
+                sessions,
+                message,
+            } => g.log(&source, sessions, message).await,
+            UpstreamEvent::ResourceUpdated { source, uri } => {
+                g.resource_updated(&source, &uri).await
+            }
         }
     }
 }

@@ -55,9 +55,15 @@ impl UpstreamExecutor {
             if let Some(tp) = crate::trace_context::outgoing() {
                 params.set_traceparent(&tp);
             }
+            // While it runs, the upstream's requests go to the client request it serves, and
+            // so does its progress when that request asked for progress.
+            let inflight = crate::downstream::current().map(|d| {
+                let wants_progress = d.wants_progress();
+                (upstream.inflight.enter(d), wants_progress)
+            });
             // Dropped unanswered (the call timed out or was cancelled): the supervisor pings.
             let mut guard = AbandonGuard(Some(&upstream));
-            let answer = caller.call_tool(params).await;
+            let answer = caller.call_tool(params, inflight.as_ref()).await;
             guard.0 = None;
             answer
         }
@@ -94,7 +100,7 @@ impl Executor for UpstreamExecutor {
     ) -> BoxFuture<Result<CallResult, ExecError>> {
         let upstream = self.0.clone();
         let tool = tool.to_owned();
-        if upstream.context_headers().is_none() {
+        if !upstream.per_session() {
             // One connection for every session: called directly, one future on the heap.
             return Box::pin(Self::call_on(upstream, tool, arguments));
         }

@@ -97,7 +97,7 @@ async fn handshake(
     headers: &BTreeMap<String, String>,
     lifecycle: ClientLifecycleMode,
 ) -> Result<Running, UpstreamError> {
-    let transport = transport(url, headers)?;
+    let transport = super::noticed::Noticed::new(transport(url, headers)?, client.inflight.clone());
     tokio::time::timeout(
         CONNECT_TIMEOUT,
         client.serve_with_lifecycle(transport, lifecycle),

@@ -1,6 +1,7 @@
-//! Per-session connections: an HTTP upstream with `context_headers` gets one connection per
-//! downstream session, carrying that session's values (the shared connection, used for
-//! listing, sends none of them).
+//! Per-session connections: a source with `per_session = true`, and an HTTP upstream with
+//! `context_headers`, get one connection per downstream session (the latter carrying that
+//! session's values; the shared connection, used for listing, sends none of them). What such a
+//! connection's upstream asks of a client goes to its own session.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -25,15 +26,22 @@ impl Upstream {
         }
     }
 
+    /// Whether each session gets its own connection: the source says `per_session = true`,
+    /// or its context headers carry values of the session.
+    pub(super) fn per_session(&self) -> bool {
+        self.options.per_session || self.context_headers().is_some()
+    }
+
     /// This session's own connection (its context headers resolved), made on first use; the
-    /// shared connection itself when the upstream has no context headers.
+    /// shared connection itself when sessions share one (see [`Self::per_session`]).
     pub(crate) async fn for_session(
         self: &Arc<Self>,
         session: &Arc<Session>,
     ) -> Result<Arc<Upstream>, ExecError> {
-        let Some(context_headers) = self.context_headers() else {
+        if !self.per_session() {
             return Ok(self.clone());
-        };
+        }
+        let context_headers = self.context_headers();
         let key = format!("toolsearch-mcp/upstream/{}", self.name);
         let Some(slot) = session.state_or_insert_with(&key, SessionUpstream::default) else {
             return Err(ExecError::Unavailable("session state is corrupt".into()));
@@ -42,7 +50,7 @@ impl Upstream {
             .0
             .get_or_init(|| async {
                 let mut values = BTreeMap::new();
-                for (header, path) in context_headers {
+                for (header, path) in context_headers.into_iter().flatten() {
                     let Some(value) = session.context(path) else {
                         return Err(format!(
                             "this session has no {path:?}, which source {} needs for its {header} header; its upstream connection was not opened",
@@ -53,6 +61,7 @@ impl Upstream {
                 }
                 let own = Arc::new(
                     Upstream::new(&self.name, self.kind.clone(), self.events.clone())
+                        .with_options(self.options)
                         .with_session_headers(values),
                 );
                 match own.connect().await {

@@ -137,6 +137,7 @@ pub(super) async fn connect(
         })
     });
     let lane = transport.call_lane();
+    let transport = super::noticed::Noticed::new(transport, client.inflight.clone());
     match tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport)).await {
         Err(_) => Err(UpstreamError::Timeout(CONNECT_TIMEOUT)),
         Ok(Ok(running)) => {

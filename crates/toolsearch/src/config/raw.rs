@@ -199,6 +199,8 @@ pub(super) struct RawSource {
     pub(super) instructions: Option<Vec<String>>,
     pub(super) presentation: Option<String>,
     pub(super) codeact: Option<RawCodeActTools>,
+    pub(super) per_session: Option<bool>,
+    pub(super) sampling: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -82,6 +82,13 @@ pub struct SourceConfig {
     pub instructions: Vec<String>,
     /// `codeact`: which of its tools CodeAct programs may call (default none).
     pub codeact: CodeActTools,
+    /// `per_session`: each client session gets its own connection to this MCP server (a child
+    /// process of its own over stdio), so what the server asks of a client always goes to the
+    /// session whose call caused it (default false: one shared connection).
+    pub per_session: bool,
+    /// `sampling`: the server may ask the client's model through `sampling/createMessage`
+    /// (default true; false refuses its sampling requests).
+    pub sampling: bool,
 }
 
 pub(super) fn validate_source(
@@ -278,10 +285,20 @@ pub(super) fn validate_source(
             CodeActTools::Only(tools)
         }
     };
+    if is_catalog {
+        for (key, present) in [
+            ("per_session", s.per_session.is_some()),
+            ("sampling", s.sampling.is_some()),
+        ] {
+            mismatch(key, present, problems, "command or url");
+        }
+    }
     if problems.len() != before {
         return None;
     }
     Some(SourceConfig {
+        per_session: s.per_session.unwrap_or(false),
+        sampling: s.sampling.unwrap_or(true),
         name,
         kind: kind?,
         group,

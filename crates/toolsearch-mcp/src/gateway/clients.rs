@@ -1,0 +1,179 @@
+//! The gateway's client sessions as its upstreams' notices reach them: an upstream's log
+//! messages (to the sessions whose calls were in flight on its connection, else to every
+//! session, each at the level it asked for, `logger` prefixed with the source's name), its
+//! resource updates (to the sessions subscribed to that resource, under the offered URI), and
+//! the log level asked of the upstreams (the most detailed level any session asked for).
+
+// MCP logging (`logging/setLevel`, `notifications/message`) is deprecated by SEP-2577 in rmcp,
+// and still part of the protocol versions the gateway speaks.
+#![allow(deprecated)]
+
+use std::sync::{Arc, Mutex, Weak};
+
+use rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
+    SetLevelRequestParams,
+};
+
+use super::{Gateway, lock};
+use crate::downstream::{SessionLink, rank};
+use crate::offered::resource_uri;
+
+/// Every client session's link, and who subscribed to what.
+#[derive(Debug, Default)]
+pub(crate) struct Clients {
+    sessions: Mutex<Vec<Weak<SessionLink>>>,
+    subscriptions: Mutex<Vec<Subscription>>,
+    /// The most detailed level any session asked for, as sent to the upstreams.
+    level: Mutex<Option<LoggingLevel>>,
+}
+
+/// A session following a resource.
+#[derive(Debug)]
+struct Subscription {
+    link: Weak<SessionLink>,
+    source: String,
+    /// The resource's URI at its source.
+    uri: String,
+    /// The session named it by its offered URI (`toolsearch://<source>/<uri>`), not the
+    /// source's own: its updates come under the name it used.
+    renamed: bool,
+}
+
+impl Subscription {
+    fn is(&self, source: &str, uri: &str) -> bool {
+        self.source == source && self.uri == uri
+    }
+
+    fn of(&self, link: &Arc<SessionLink>) -> bool {
+        self.link
+            .upgrade()
+            .is_some_and(|l| SessionLink::same(&l, link))
+    }
+}
+
+/// The live links among `links`, dropping the ones whose session has ended.
+fn live(links: &mut Vec<Weak<SessionLink>>) -> Vec<Arc<SessionLink>> {
+    links.retain(|w| w.strong_count() > 0);
+    links.iter().filter_map(Weak::upgrade).collect()
+}
+
+impl Clients {
+    /// Notes a new client session.
+    pub(crate) fn add(&self, link: &Arc<SessionLink>) {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|w| w.strong_count() > 0);
+        sessions.push(Arc::downgrade(link));
+    }
+
+    /// Notes that `link`'s session follows resource `uri` of `source` (named by its offered
+    /// URI when `renamed`); whether it is the first session to (the upstream must be told).
+    pub(crate) fn subscribe(
+        &self,
+        link: &Arc<SessionLink>,
+        source: &str,
+        uri: &str,
+        renamed: bool,
+    ) -> bool {
+        let mut subs = lock(&self.subscriptions);
+        subs.retain(|s| s.link.strong_count() > 0);
+        let first = !subs.iter().any(|s| s.is(source, uri));
+        if !subs.iter().any(|s| s.is(source, uri) && s.of(link)) {
+            subs.push(Subscription {
+                link: Arc::downgrade(link),
+                source: source.to_owned(),
+                uri: uri.to_owned(),
+                renamed,
+            });
+        }
+        first
+    }
+
+    /// Notes that `link`'s session no longer follows resource `uri` of `source`; whether no
+    /// session follows it any more (the upstream may be told).
+    pub(crate) fn unsubscribe(&self, link: &Arc<SessionLink>, source: &str, uri: &str) -> bool {
+        let mut subs = lock(&self.subscriptions);
+        subs.retain(|s| s.link.strong_count() > 0 && !(s.is(source, uri) && s.of(link)));
+        !subs.iter().any(|s| s.is(source, uri))
+    }
+}
+
+impl Gateway {
+    /// Notes a new client session (its log messages and subscriptions start).
+    pub(crate) fn add_client(&self, link: &Arc<SessionLink>) {
+        self.clients.add(link);
+    }
+
+    /// The client sessions' registry.
+    pub(crate) fn clients(&self) -> &Clients {
+        &self.clients
+    }
+
+    /// A session asked for log messages at `level` and above: the upstreams are asked for as
+    /// much when no session asked for more detail before (every upstream that offers logging).
+    pub(crate) async fn ask_log_level(&self, level: LoggingLevel) {
+        {
+            let mut asked = lock(&self.clients.level);
+            if asked.is_some_and(|a| rank(a) <= rank(level)) {
+                return;
+            }
+            *asked = Some(level);
+        }
+        for (source, upstream) in self.connected_upstreams() {
+            let offers = upstream
+                .capabilities()
+                .await
+                .is_some_and(|c| c.logging.is_some());
+            let Some(peer) = upstream.peer().await.filter(|_| offers) else {
+                continue;
+            };
+            if let Err(e) = peer.set_level(SetLevelRequestParams::new(level)).await {
+                tracing::debug!(source = %source, error = %e, "logging/setLevel not taken");
+            }
+        }
+    }
+
+    /// An upstream's log message: to `sessions` (those with calls in flight on its connection
+    /// when it came), or to every session when there were none, each at its level.
+    pub(crate) async fn log(
+        &self,
+        source: &str,
+        sessions: Vec<Arc<SessionLink>>,
+        mut message: LoggingMessageNotificationParam,
+    ) {
+        message.logger = Some(match message.logger.take() {
+            Some(logger) => format!("{source}/{logger}"),
+            None => source.to_owned(),
+        });
+        let targets = if sessions.is_empty() {
+            live(&mut lock(&self.clients.sessions))
+        } else {
+            sessions
+        };
+        for link in targets.iter().filter(|l| l.wants(message.level)) {
+            if let Err(e) = link.peer().notify_logging_message(message.clone()).await {
+                tracing::debug!(source, error = %e, "a log message could not reach a client");
+            }
+        }
+    }
+
+    /// An upstream's resource changed: every session following it hears of it.
+    pub(crate) async fn resource_updated(&self, source: &str, uri: &str) {
+        let targets: Vec<(Arc<SessionLink>, bool)> = {
+            let mut subs = lock(&self.clients.subscriptions);
+            subs.retain(|s| s.link.strong_count() > 0);
+            subs.iter()
+                .filter(|s| s.is(source, uri))
+                .filter_map(|s| Some((s.link.upgrade()?, s.renamed)))
+                .collect()
+        };
+        let offered = resource_uri(source, uri);
+        for (link, renamed) in targets {
+            let name = if renamed { &offered } else { uri };
+            let params = ResourceUpdatedNotificationParam::new(name.to_owned());
+            if let Err(e) = link.peer().notify_resource_updated(params).await {
+                tracing::debug!(source, error = %e, "a resource update could not reach a client");
+            }
+        }
+    }
+}
