@@ -4,7 +4,9 @@
 //   die-on-start  writes a reason to stderr and exits 3 before any answer
 //   (unset)       serves the tools below
 // Tools: echo {message}; sleep {ms} (answers after ms milliseconds); freeze (blocks the whole
-// process forever: no later request, ping included, is ever answered); pid (its process id).
+// process forever: no later request, ping included, is ever answered); pid (its process id);
+// until_cancelled (answers only when its client cancels it, or after 30 s); cancelled (how many
+// calls of until_cancelled were cancelled, and why the last one was).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
@@ -39,6 +41,27 @@ if (mode === "hang-init") {
     async () => {
       for (;;) {}
     },
+  );
+  const cancellations = [];
+  server.registerTool(
+    "until_cancelled",
+    { description: "Wait until this call is cancelled (30 s at most).", inputSchema: {} },
+    async (_args, extra) => {
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, 30_000);
+        extra.signal.addEventListener("abort", () => {
+          clearTimeout(timer);
+          cancellations.push(String(extra.signal.reason ?? ""));
+          resolve();
+        });
+      });
+      return text(extra.signal.aborted ? "cancelled" : "not cancelled");
+    },
+  );
+  server.registerTool(
+    "cancelled",
+    { description: "How many calls of until_cancelled were cancelled, and the last reason.", inputSchema: {} },
+    async () => text(JSON.stringify({ count: cancellations.length, last: cancellations.at(-1) ?? null })),
   );
   server.registerTool(
     "pid",

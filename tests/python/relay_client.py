@@ -7,7 +7,7 @@ Usage: relay_client.py URL
 The gateway serves tests/mcp-servers/conformance-server.mjs twice: group `shared` (one
 connection for every session, `sampling = false`) and group `own` (`per_session = true`,
 CodeAct may call it). Three sessions: A and B declare elicitation, sampling and logging; C
-declares nothing. Prints "N passed, 0 failed" and exits 0 when every check holds.
+declares nothing; then a client on protocol 2026-07-28. Prints "N passed, 0 failed" and exits 0 when every check holds.
 """
 
 import asyncio
@@ -130,6 +130,21 @@ async def main(url: str) -> int:
         await call(a, "shared", "test_tool_with_logging")
         await asyncio.sleep(0.2)
         check(len(alice.logs) == 3, "below the session's level: not sent", len(alice.logs))
+
+    # A client on protocol 2026-07-28 (the SDK's `Client`): progress and log messages reach it
+    # on its request's stream; an upstream's elicitation, which that protocol does not carry
+    # during a call, gets an error that says so (nobody answers in the person's place).
+    carol = Person("carol")
+    async with mcp.Client(url, elicitation_callback=carol.elicit, logging_callback=carol.log) as modern:
+        check(modern.protocol_version == "2026-07-28", "protocol", modern.protocol_version)
+        seen.clear()
+        r = await call(modern, "own", "test_tool_with_progress", progress_callback=progress)
+        check(not r.is_error and [v for v, _ in seen] == [0, 50, 100], "progress on 2026-07-28", seen)
+        await call(modern, "own", "test_tool_with_logging")
+        await asyncio.sleep(0.2)
+        check(len(carol.logs) == 3 and {m.logger for m in carol.logs} == {"own"}, "logs on 2026-07-28", carol.logs)
+        r = await call(modern, "own", "test_elicitation", {"message": "for carol"})
+        check(r.is_error and "2026-07-28" in text(r) and carol.asked == [], "elicitation on 2026-07-28: an error", text(r))
     print(f"{check.passed} passed, 0 failed")
     return 0
 

@@ -334,5 +334,84 @@ fn an_upstreams_requests_and_notices_reach_the_session_whose_call_caused_them() 
     );
     let http = HttpGateway::start(&config);
     let out = run_python("pyenv", "relay_client.py", std::slice::from_ref(&http.url));
-    assert!(out.contains("16 passed, 0 failed"), "{out}");
+    assert!(out.contains("20 passed, 0 failed"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_cancel_reaches_the_upstream_call_through_call_tool() {
+    use rmcp::model::{CallToolRequest, ClientRequest};
+    use rmcp::service::PeerRequestOptions;
+
+    let config = write_config("cancel", &misbehaving_source("waiter", ""));
+    let client = stdio_client(&config, &[]).await;
+    let envelope = |tool: &str| {
+        let Value::Object(arguments) = json!({"group": "waiter", "tool": tool, "arguments": {}})
+        else {
+            unreachable!("an object")
+        };
+        CallToolRequestParams::new("call_tool").with_arguments(arguments)
+    };
+    let (before, _) = call(
+        &client,
+        "call_tool",
+        json!({"group": "waiter", "tool": "cancelled", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(before["count"], 0, "{before}");
+    let handle = client
+        .peer()
+        .send_request_with_option(
+            ClientRequest::CallToolRequest(CallToolRequest::new(envelope("until_cancelled"))),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("sent");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    handle
+        .cancel(Some("the person changed their mind".into()))
+        .await
+        .expect("cancelled");
+    let started = Instant::now();
+    loop {
+        let (after, _) = call(
+            &client,
+            "call_tool",
+            json!({"group": "waiter", "tool": "cancelled", "arguments": {}}),
+        )
+        .await;
+        if after["count"] == 1 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the upstream never heard of the cancel: {after}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    client.cancel().await.expect("close");
+}
+
+#[test]
+fn the_typescript_sdks_client_gets_what_an_upstream_sends_over_http_and_stdio() {
+    let config = write_config("ts-client", &fixture_source("own", "per_session = true"));
+    let http = HttpGateway::start(&config);
+    let script = root().join("tests/mcp-servers/ts-client.mjs");
+    let stdio = vec![
+        "--stdio".to_owned(),
+        env!("CARGO_BIN_EXE_toolsearch").to_owned(),
+        config.display().to_string(),
+    ];
+    for args in [vec![http.url.clone()], stdio] {
+        let out = std::process::Command::new("node")
+            .arg(&script)
+            .args(&args)
+            .output()
+            .expect("run the TypeScript SDK client");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("6 passed, 0 failed"),
+            "{args:?}: {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

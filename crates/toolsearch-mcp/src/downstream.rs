@@ -44,6 +44,9 @@ pub(crate) struct Downstream {
     session: Arc<SessionLink>,
     capabilities: Option<ClientCapabilities>,
     progress: Option<ProgressToken>,
+    /// The request's protocol lets a server send requests while it runs (before 2026-07-28;
+    /// from then on a server answers `input_required` instead).
+    takes_requests: bool,
     relay: mpsc::UnboundedSender<Relay>,
 }
 
@@ -115,6 +118,11 @@ impl Downstream {
         self.capabilities.as_ref()
     }
 
+    /// Whether its protocol lets a server send it requests while the call runs.
+    pub(crate) fn takes_requests(&self) -> bool {
+        self.takes_requests
+    }
+
     /// Whether its client asked for progress (gave a progress token).
     pub(crate) fn wants_progress(&self) -> bool {
         self.progress.is_some()
@@ -154,6 +162,7 @@ pub(crate) async fn serve<F: Future>(
     session: Arc<SessionLink>,
     capabilities: Option<ClientCapabilities>,
     progress: Option<ProgressToken>,
+    takes_requests: bool,
     cancelled: CancellationToken,
     call: F,
 ) -> Option<F::Output> {
@@ -163,6 +172,7 @@ pub(crate) async fn serve<F: Future>(
         session,
         capabilities,
         progress,
+        takes_requests,
         relay,
     });
     let call = CURRENT.scope(current, call);

@@ -227,6 +227,9 @@ impl GatewayServer {
             self.link(&context.peer),
             context.client_capabilities(),
             context.meta.get_progress_token(),
+            context
+                .protocol_version()
+                .is_none_or(|v| v < ProtocolVersion::V_2026_07_28),
             context.ct.clone(),
             call,
         )
