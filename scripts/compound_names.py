@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Derived evaluation sets in the shape of terse RapidAPI-style catalogs (issue 17, point 1).
+"""Derived evaluation sets in the shape of terse RapidAPI-style catalogs.
 
 For each shared set, writes OUT/terse/<set> and OUT/compound/<set>, each with catalog.json and
 queries.jsonl:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Builds the 10k-tool distractor catalogs of BENCHMARKS.md (issue 17, point 3).
+"""Builds the 10k-tool distractor catalogs of BENCHMARKS.md.
 
     python3 scripts/distractors.py ../shared/data OUT_DIR [TOOLS]
 

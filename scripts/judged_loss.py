@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""How much of a distractor catalog's recall loss is right answers the labels lack (issue 17,
-point 3; BENCHMARKS.md "Judged: what the metatool loss is made of").
+"""How much of a distractor catalog's recall loss is right answers the labels lack (BENCHMARKS.md
+"Judged: what the metatool loss is made of").
 
     toolsearch eval --catalog OWN.json --queries Q --method hybrid --split test --rankings own.jsonl
     toolsearch eval --catalog BIG.json --queries Q --method hybrid --split test --rankings big.jsonl

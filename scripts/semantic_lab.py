@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Semantic-side ideas tried outside the engine against distractor catalogs (issue 17, point 3;
-BENCHMARKS.md "Semantic-side ideas, measured outside the engine").
+"""Semantic-side ideas tried outside the engine against distractor catalogs (BENCHMARKS.md
+"Semantic-side ideas, measured outside the engine").
 
     cargo run --release -p toolsearch-embed --example dump_vectors CATALOG QUERIES DUMP
     python3 scripts/semantic_lab.py check DUMP...

@@ -277,6 +277,8 @@ impl ServerHandler for GatewayServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.count();
+        // Upstream log messages not tied to a call reach this session from now on.
+        self.link(&context.peer);
         // Tell this client whenever the tools it sees change (direct tools, controls appearing).
         let mut tools = self.gateway.engine().subscribe_tool_changes();
         let mut resources = self.gateway.subscribe_resource_changes();

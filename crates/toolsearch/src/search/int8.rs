@@ -3,7 +3,7 @@
 //! 1,536. A query is quantized the same way and compared in integers; the cosine is the integer
 //! dot product times both scales. At 100k tools the vectors take 39 MB instead of 154 MB, a
 //! query scans them in a fraction of the time, and nDCG@10 moves by less than 0.5 points
-//! (BENCHMARKS.md, issue 17).
+//! (BENCHMARKS.md).
 
 /// Appends the quantized `v` to `out` and returns its scale (0, with zeros, for a zero vector
 /// or one holding a non-finite value).
