@@ -53,7 +53,7 @@ async fn http_client(url: &str, token: &str) -> Client {
 }
 
 /// One `tools/call`: the first text block parsed as JSON (or kept as a string), and `isError`.
-async fn call(client: &Client, name: &str, arguments: Value) -> (Value, bool) {
+async fn call(client: &rmcp::Peer<RoleClient>, name: &str, arguments: Value) -> (Value, bool) {
     let Value::Object(arguments) = arguments else {
         unreachable!("arguments are an object")
     };
@@ -414,4 +414,69 @@ fn the_typescript_sdks_client_gets_what_an_upstream_sends_over_http_and_stdio() 
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// A client that keeps every `notifications/resources/updated` it gets.
+#[derive(Clone, Default)]
+struct Updates(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl rmcp::ClientHandler for Updates {
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(params.uri);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscribed_resources_updates_reach_the_session_under_the_name_it_used() {
+    let config = write_config("subscribe", &everything_source());
+    let updates = Updates::default();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"));
+    cmd.arg("serve").arg("--config").arg(&config);
+    let client = updates
+        .clone()
+        .serve(TokioChildProcess::new(cmd).expect("spawn toolsearch serve"))
+        .await
+        .expect("initialize");
+    let (found, _) = call(&client, "discover_tools", json!({"query": "echo"})).await;
+    assert!(found["total"].as_u64() > Some(0), "{found}");
+    let resources = client.list_all_resources().await.expect("resources/list");
+    let offered = resources
+        .first()
+        .map(|r| r.uri.to_string())
+        .expect("a resource");
+    assert!(offered.starts_with("toolsearch://everything/"), "{offered}");
+    #[allow(deprecated)] // the handshake-era subscription, which this client speaks
+    client
+        .subscribe(rmcp::model::SubscribeRequestParams::new(offered.clone()))
+        .await
+        .expect("subscribed");
+    // server-everything sends an update for each subscribed resource every 5 s once asked to.
+    let (_, is_error) = call(
+        &client,
+        "call_tool",
+        json!({"group": "everything", "tool": "toggle-subscriber-updates", "arguments": {}}),
+    )
+    .await;
+    assert!(!is_error);
+    let started = Instant::now();
+    loop {
+        let got = updates.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if !got.is_empty() {
+            assert!(got.iter().all(|u| *u == offered), "{got:?}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "no update for {offered}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    client.cancel().await.expect("close");
 }
