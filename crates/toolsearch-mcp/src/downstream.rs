@@ -13,8 +13,8 @@
 #![allow(deprecated)]
 
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
@@ -23,7 +23,7 @@ use rmcp::model::{
     ServerRequest,
 };
 use rmcp::service::{Peer, RoleServer, ServiceError};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, oneshot};
 use tokio_util::sync::CancellationToken;
 
 tokio::task_local! {
@@ -42,12 +42,13 @@ pub(crate) struct Relay {
 #[derive(Debug)]
 pub(crate) struct Downstream {
     session: Arc<SessionLink>,
-    capabilities: Option<ClientCapabilities>,
     progress: Option<ProgressToken>,
     /// The request's protocol lets a server send requests while it runs (before 2026-07-28;
     /// from then on a server answers `input_required` instead).
     takes_requests: bool,
-    relay: mpsc::UnboundedSender<Relay>,
+    /// Requests waiting for the request's task to send them, and its wake-up.
+    relays: Mutex<Vec<Relay>>,
+    relayed: Notify,
 }
 
 /// What every request of one client session shares: the session's identity among the gateway's
@@ -113,9 +114,10 @@ impl Downstream {
         &self.session
     }
 
-    /// What its client declared it can do.
-    pub(crate) fn capabilities(&self) -> Option<&ClientCapabilities> {
-        self.capabilities.as_ref()
+    /// What its client declared it can do (in the handshake: a client that takes requests
+    /// during a call is on a protocol that has one).
+    pub(crate) fn capabilities(&self) -> Option<ClientCapabilities> {
+        Some(self.session.peer.peer_info()?.capabilities.clone())
     }
 
     /// Whether its protocol lets a server send it requests while the call runs.
@@ -143,9 +145,11 @@ impl Downstream {
     /// client cancelled it).
     pub(crate) async fn relay(&self, request: ServerRequest) -> Result<ClientResult, ServiceError> {
         let (answer, answered) = oneshot::channel();
-        self.relay
-            .send(Relay { request, answer })
-            .map_err(|_| ServiceError::TransportClosed)?;
+        self.relays
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Relay { request, answer });
+        self.relayed.notify_one();
         answered.await.map_err(|_| ServiceError::TransportClosed)?
     }
 }
@@ -157,38 +161,44 @@ pub(crate) fn current() -> Option<Arc<Downstream>> {
 
 /// Runs `call` (one client request) with its [`Downstream`] current, relaying the requests its
 /// upstreams send meanwhile to the client from this task; `None` when `cancelled` fires first
-/// (the client cancelled the request), and `call` is dropped then.
+/// (the client cancelled the request), and `call` is dropped then. A call that relays nothing
+/// (nearly every call) costs one allocation here.
 pub(crate) async fn serve<F: Future>(
     session: Arc<SessionLink>,
-    capabilities: Option<ClientCapabilities>,
     progress: Option<ProgressToken>,
     takes_requests: bool,
     cancelled: CancellationToken,
     call: F,
 ) -> Option<F::Output> {
-    let (relay, mut relays) = mpsc::unbounded_channel::<Relay>();
-    let peer = session.peer.clone();
     let current = Arc::new(Downstream {
         session,
-        capabilities,
         progress,
         takes_requests,
-        relay,
+        relays: Mutex::new(Vec::new()),
+        relayed: Notify::new(),
     });
+    let this = current.clone();
     let call = CURRENT.scope(current, call);
     tokio::pin!(call);
-    let mut asking = FuturesUnordered::new();
+    let mut asking: Option<FuturesUnordered<_>> = None;
     loop {
+        let pending = asking
+            .as_ref()
+            .is_some_and(|a: &FuturesUnordered<_>| !a.is_empty());
         tokio::select! {
+            biased;
             out = &mut call => return Some(out),
             () = cancelled.cancelled() => return None,
-            Some(Relay { request, answer }) = relays.recv() => {
-                let peer = peer.clone();
-                asking.push(async move {
-                    let _ = answer.send(peer.send_request(request).await);
-                });
+            () = this.relayed.notified() => {
+                let waiting = std::mem::take(&mut *this.relays.lock().unwrap_or_else(|p| p.into_inner()));
+                for Relay { request, answer } in waiting {
+                    let peer = this.session.peer.clone();
+                    asking.get_or_insert_with(FuturesUnordered::new).push(async move {
+                        let _ = answer.send(peer.send_request(request).await);
+                    });
+                }
             }
-            Some(()) = asking.next(), if !asking.is_empty() => {}
+            Some(()) = async { asking.as_mut()?.next().await }, if pending => {}
         }
     }
 }

@@ -115,11 +115,10 @@ impl GatewayServer {
 
 /// What a call cancelled before its answer says (the client cancelled it, or the gateway is
 /// stopping and ends every request), naming its target when the arguments do.
-fn cancelled_message(name: &str, arguments: &Value) -> String {
-    let part = |key: &str| arguments.get(key).and_then(Value::as_str);
-    let target = match (part("group"), part("tool")) {
-        (Some(g), Some(t)) => format!(" ({g}/{t})"),
-        _ => String::new(),
+fn cancelled_message(name: &str, target: Option<(String, String)>) -> String {
+    let target = match target {
+        Some((g, t)) => format!(" ({g}/{t})"),
+        None => String::new(),
     };
     format!(
         "the call of {name}{target} was cancelled before it was answered (the client cancelled it, or the gateway is stopping); it may or may not have run: inspect its effects before calling it again"
@@ -213,7 +212,14 @@ impl GatewayServer {
         } else {
             None
         };
-        let cancelled = cancelled_message(&request.name, &arguments);
+        // What a cancelled call's answer names: read now, the arguments go to the call.
+        let part = |key: &str| {
+            arguments
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let target = part("group").zip(part("tool"));
         let call = async {
             let call = engine.handle_in(&session, &request.name, arguments);
             match approver {
@@ -225,16 +231,17 @@ impl GatewayServer {
         // it their progress, and are told when the client cancels.
         let served = downstream::serve(
             self.link(&context.peer),
-            context.client_capabilities(),
             context.meta.get_progress_token(),
             context
                 .protocol_version()
                 .is_none_or(|v| v < ProtocolVersion::V_2026_07_28),
             context.ct.clone(),
-            call,
+            // Boxed: the engine's call future is large, and is moved on its way in.
+            Box::pin(call),
         )
         .await;
-        let result = served.unwrap_or_else(|| CallResult::text(cancelled, true));
+        let result = served
+            .unwrap_or_else(|| CallResult::text(cancelled_message(&request.name, target), true));
         Ok(CallToolResponse::Complete(convert::mcp_result(result)))
     }
 }

@@ -244,9 +244,7 @@ const PROGRESS_SETTLE: Duration = Duration::from_millis(500);
 fn next_progress_token() -> rmcp::model::ProgressToken {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    rmcp::model::ProgressToken(rmcp::model::NumberOrString::String(
-        format!("toolsearch-progress-{n}").into(),
-    ))
+    rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(n as i64))
 }
 
 /// `tools/call` through rmcp's peer, noting the progress token rmcp gives it before its answer

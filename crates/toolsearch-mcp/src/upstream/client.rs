@@ -99,7 +99,7 @@ impl UpstreamClient {
                 None,
             ));
         }
-        if !need.has(downstream.capabilities()) {
+        if !need.has(downstream.capabilities().as_ref()) {
             return Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 format!(
