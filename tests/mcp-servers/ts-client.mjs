@@ -1,6 +1,8 @@
 // The official TypeScript SDK's client against `toolsearch serve`, over streamable HTTP (URL) or
 // stdio (--stdio BINARY CONFIG): the gateway serves tests/mcp-servers/conformance-server.mjs as
-// group `own` (per_session). Checks discovery, a call through call_tool with progress, log
+// group `own` (per_session), and the same server over HTTP as source `remote`, its tools listed
+// directly. Checks that listed tools and full definitions keep the fields the server listed
+// them with (`execution` too, which rmcp has no field for), discovery, a call through call_tool with progress, log
 // messages, an elicitation and a sampling request answered by this client, and a resource read
 // under its offered name. Prints "N passed, 0 failed" and exits 0 when every check holds.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -57,6 +59,15 @@ const call = (tool, args = {}, options = {}) =>
 // The first search, the instant the connection is up, finds the upstream's tools.
 const found = payload(await client.callTool({ name: "discover_tools", arguments: { query: "progress" } }));
 check(found.tools.some((t) => t.tool === "test_tool_with_progress"), "discover", found);
+
+// Every tool of the TypeScript SDK's server is listed with `execution`: it survives the gateway
+// from an HTTP upstream into the direct listing, and from a stdio upstream into a full definition.
+const listed = (await client.listTools()).tools.find((t) => t.name === "test_simple_text");
+check(listed?.execution?.taskSupport === "forbidden", "execution kept in the direct listing", listed);
+const described = payload(
+  await client.callTool({ name: "describe_tool", arguments: { group: "own", tool: "test_simple_text" } }),
+);
+check(described.tool?.execution?.taskSupport === "forbidden", "execution kept in a full definition", described);
 
 const progress = [];
 const r = await call("test_tool_with_progress", {}, { onprogress: (p) => progress.push(p.progress) });

@@ -6,13 +6,12 @@
 //! controls, so scenarios that call a tool by its own name cannot find it).
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 mod common;
 
-use common::{HttpGateway, root, temp_dir};
+use common::{HttpGateway, Listening, root, temp_dir};
 
 /// The suite's entry point and the Node.js (>= 22) it needs, both from tests/conformance.
 fn suite() -> (PathBuf, PathBuf) {
@@ -24,10 +23,6 @@ fn suite() -> (PathBuf, PathBuf) {
         "the conformance suite is missing: run `npm ci` in tests/conformance (.ci/run does)"
     );
     (node, suite)
-}
-
-fn fixture_js() -> PathBuf {
-    root().join("tests/mcp-servers/conformance-server.mjs")
 }
 
 /// Runs every server scenario against `url`: each scenario's name, and whether it passed (no
@@ -86,39 +81,6 @@ fn scenario_of(folder: &str) -> Option<&str> {
         .map(|i| &rest[..i])
 }
 
-/// The fixture over streamable HTTP, and its URL.
-struct Fixture(Child, String);
-
-impl Fixture {
-    fn start() -> Self {
-        let (node, _) = suite();
-        let mut child = Command::new(node)
-            .arg(fixture_js())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the conformance fixture");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        std::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("the fixture's URL");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .to_owned();
-        Self(child, url)
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Scenarios that call a tool of the server by its own name: with the server's tools behind
 /// the controls (`presentation = "proxy"`), the documented rename, they cannot pass.
 const CALL_A_TOOL_BY_NAME: &[&str] = &[
@@ -161,7 +123,7 @@ fn lost_through_gateway(
 
 #[test]
 fn every_scenario_that_passes_directly_passes_through_the_gateway() {
-    let fixture = Fixture::start();
+    let fixture = Listening::conformance_fixture(&suite().0);
     let direct = run_suite(&fixture.1, &temp_dir("conformance-direct").join("results"));
     let failing: Vec<&String> = direct
         .iter()
@@ -174,7 +136,10 @@ fn every_scenario_that_passes_directly_passes_through_the_gateway() {
         "the fixture fails {failing:?} of {} scenarios",
         direct.len()
     );
-    let fixture_js = fixture_js().display().to_string();
+    let fixture_js = root()
+        .join("tests/mcp-servers/conformance-server.mjs")
+        .display()
+        .to_string();
     let stdio = |presentation: &str| {
         format!(
             "[[source]]\nname = \"conformance\"\ncommand = \"node\"\nargs = [{fixture_js:?}, \"--stdio\"]\n{presentation}\n"

@@ -6,7 +6,6 @@
 //! `traceparent` is passed on as it came.
 
 use std::collections::HashMap;
-use std::io::BufRead;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -19,7 +18,7 @@ mod common;
 #[path = "../../../tests/support/rmcp_http.rs"]
 mod rmcp_http;
 
-use common::{HttpGateway, python, root, runtime, signal, temp_dir};
+use common::{HttpGateway, Listening, python, root, runtime, signal, temp_dir};
 
 const TRACE_A: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT_A: &str = "00f067aa0ba902b7";
@@ -27,38 +26,13 @@ const TRACE_B: &str = "0af7651916cd43dd8448eb211c80319c";
 const PARENT_B: &str = "b7ad6b7169203331";
 
 /// The receiver: its child and the endpoint it listens on.
-struct Receiver {
-    child: std::process::Child,
-    endpoint: String,
-}
-
-impl Receiver {
-    fn start(out: &std::path::Path) -> Self {
-        let mut child = std::process::Command::new(python("pyenv"))
-            .arg(root().join("tests/python/otlp_receiver.py"))
-            .arg(out)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("start the OTLP receiver");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        std::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("the receiver says where it listens");
-        let endpoint = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected: {line}"))
-            .to_owned();
-        Self { child, endpoint }
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The OTLP receiver (tests/python/otlp_receiver.py), writing the spans it gets to `out`.
+fn receiver(out: &std::path::Path) -> Listening {
+    let mut command = std::process::Command::new(python("pyenv"));
+    command
+        .arg(root().join("tests/python/otlp_receiver.py"))
+        .arg(out);
+    Listening::start(command, "the OTLP receiver")
 }
 
 fn config(
@@ -148,7 +122,7 @@ fn seen(answer: &str) -> (String, String) {
 fn a_callers_trace_goes_through_the_gateway_to_an_http_upstream_and_its_spans_are_exported() {
     let dir = temp_dir("traces");
     let spans_file = dir.join("spans.jsonl");
-    let receiver = Receiver::start(&spans_file);
+    let receiver = receiver(&spans_file);
     let rt = runtime();
     let upstream = rt.block_on(rmcp_http::serve_rmcp_http(|| rmcp_http::TraceEcho));
     let cfg = config(
@@ -156,7 +130,7 @@ fn a_callers_trace_goes_through_the_gateway_to_an_http_upstream_and_its_spans_ar
         upstream,
         &format!(
             "[telemetry]\notlp_endpoint = \"{}\"\nservice_name = \"gw-test\"\n",
-            receiver.endpoint
+            receiver.1
         ),
     );
     let mut http = HttpGateway::start(&cfg);

@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 mod common;
 
 use common::{
-    HttpGateway, everything_source, misbehaving_source, reference_server_js, root, run_python,
-    temp_dir,
+    HttpGateway, Listening, everything_source, misbehaving_source, reference_server_js, root,
+    run_python, temp_dir,
 };
 
 type Client = RunningService<RoleClient, ()>;
@@ -248,7 +248,8 @@ async fn an_upstream_that_never_connects_is_waited_for_then_named_with_the_reaso
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_upstream_tool_keeps_its_title_and_annotations_behind_the_controls_and_when_direct() {
+async fn an_upstream_tool_keeps_its_title_annotations_and_execution_behind_the_controls_and_when_direct()
+ {
     let config = write_config(
         "fields",
         &format!(
@@ -283,6 +284,9 @@ presentation = "direct"
         "{described}"
     );
     assert_eq!(described["tool"]["annotations"], annotations, "{described}");
+    // `execution` too, which rmcp's tool type has no field for (read off the wire).
+    let execution = json!({"taskSupport": "forbidden"});
+    assert_eq!(described["tool"]["execution"], execution, "{described}");
     let (found, _) = call(
         &client,
         "discover_tools",
@@ -294,6 +298,7 @@ presentation = "direct"
         .and_then(|t| t.iter().find(|e| e["tool"] == "get-env"))
         .unwrap_or_else(|| panic!("get-env found: {found}"));
     assert_eq!(entry["annotations"], annotations, "{entry}");
+    assert_eq!(entry["execution"], execution, "{entry}");
     // Direct: the tool list carries them as the upstream listed them (once it is connected).
     let started = Instant::now();
     let get_env = loop {
@@ -393,7 +398,15 @@ async fn a_clients_cancel_reaches_the_upstream_call_through_call_tool() {
 
 #[test]
 fn the_typescript_sdks_client_gets_what_an_upstream_sends_over_http_and_stdio() {
-    let config = write_config("ts-client", &fixture_source("own", "per_session = true"));
+    let remote = Listening::conformance_fixture(Path::new("node"));
+    let config = write_config(
+        "ts-client",
+        &format!(
+            "{}[[source]]\nname = \"remote\"\nurl = {:?}\npresentation = \"direct\"\n",
+            fixture_source("own", "per_session = true"),
+            remote.1
+        ),
+    );
     let http = HttpGateway::start(&config);
     let script = root().join("tests/mcp-servers/ts-client.mjs");
     let stdio = vec![
@@ -409,7 +422,7 @@ fn the_typescript_sdks_client_gets_what_an_upstream_sends_over_http_and_stdio() 
             .expect("run the TypeScript SDK client");
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
-            out.status.success() && text.contains("6 passed, 0 failed"),
+            out.status.success() && text.contains("8 passed, 0 failed"),
             "{args:?}: {text}\n{}",
             String::from_utf8_lossy(&out.stderr)
         );

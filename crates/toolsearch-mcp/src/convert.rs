@@ -10,8 +10,9 @@ use toolsearch::ToolDefinition;
 use toolsearch::catalog::Schema;
 use toolsearch::exec::CallResult;
 
-/// An upstream tool as a catalog tool.
-pub fn tool_def(tool: &Tool) -> ToolDef {
+/// An upstream tool as a catalog tool, with `unmodelled`: the members it was listed with that
+/// rmcp's `Tool` has no field for (`execution`, ...).
+pub fn tool_def(tool: &Tool, unmodelled: Option<Map<String, Value>>) -> ToolDef {
     let mut def = ToolDef::new(
         tool.name.to_string(),
         tool.description.as_deref().unwrap_or_default(),
@@ -19,7 +20,9 @@ pub fn tool_def(tool: &Tool) -> ToolDef {
     // Straight to the schema's text, without a copy of the tree.
     def.input_schema = Schema::new(&tool.input_schema);
     def.output_schema = tool.output_schema.as_deref().map(Schema::new);
-    def.with_listed(listed_fields(tool))
+    let mut listed = listed_fields(tool);
+    listed.extend(unmodelled.unwrap_or_default());
+    def.with_listed(listed)
 }
 
 /// The fields of an upstream tool beside its name, description and schemas, as it listed them
@@ -159,7 +162,7 @@ mod tests {
             "_meta": {"vendor/x": 1}
         });
         let upstream: Tool = serde_json::from_value(wire.clone()).expect("rmcp parses it");
-        let def = tool_def(&upstream);
+        let def = tool_def(&upstream, None);
         let listed = def.listed.as_ref().expect("kept").to_map();
         assert_eq!(
             listed.keys().collect::<Vec<_>>(),
@@ -181,7 +184,7 @@ mod tests {
         let bare: Tool =
             serde_json::from_value(json!({"name": "x", "inputSchema": {"type": "object"}}))
                 .expect("parses");
-        assert_eq!(tool_def(&bare).listed, None);
+        assert_eq!(tool_def(&bare, None).listed, None);
     }
 
     #[test]

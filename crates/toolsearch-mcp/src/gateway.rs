@@ -267,6 +267,19 @@ impl Gateway {
         Ok(gateway)
     }
 
+    /// The members direct tool `tool` was listed with upstream that rmcp's `Tool` has no field
+    /// for (`execution`, ...), which a `tools/list` answer gives back.
+    pub(crate) fn unmodelled_members(&self, tool: &str) -> Option<serde_json::Map<String, Value>> {
+        let snapshot = self.engine.snapshot();
+        let entry = snapshot
+            .directory()
+            .direct()
+            .iter()
+            .find(|d| d.def.name == tool)?;
+        let members = crate::wire_fields::unmodelled(&entry.def.listed.as_ref()?.to_map());
+        (!members.is_empty()).then_some(members)
+    }
+
     /// The engine.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine

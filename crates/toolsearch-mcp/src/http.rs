@@ -32,7 +32,8 @@ use tokio_util::sync::CancellationToken;
 use crate::accept::{HttpResponse, spawn_accept_loop};
 use crate::auth::Authenticator;
 use crate::replica::ReplicaSessions;
-use crate::{Gateway, GatewayServer, jsonrpc};
+use crate::server::Handler;
+use crate::{Gateway, jsonrpc};
 
 /// Where the protected-resource metadata (RFC 9728) is served.
 pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
@@ -181,7 +182,18 @@ fn json_rpc_error(status: StatusCode, body: &serde_json::Value) -> HttpResponse 
 /// Reads a POST body; answers a body that is too large, unreadable or no JSON-RPC message
 /// itself, and hands anything else on as bytes, saying whether it is an `initialize` request
 /// (which opens a session).
-async fn checked_body(body: Incoming) -> Result<(Bytes, bool), HttpResponse> {
+/// What a POST asks, as far as the front needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asks {
+    /// `initialize`: a new session.
+    Initialize,
+    /// `tools/list`: its answer gets its tools' unmodelled members back.
+    ListTools,
+    /// Anything else.
+    Other,
+}
+
+async fn checked_body(body: Incoming) -> Result<(Bytes, Asks), HttpResponse> {
     use http_body_util::Limited;
     let collected = match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(c) => c.to_bytes(),
@@ -205,12 +217,16 @@ async fn checked_body(body: Incoming) -> Result<(Bytes, bool), HttpResponse> {
     };
     match serde_json::from_slice::<ClientJsonRpcMessage>(&collected) {
         Ok(message) => {
-            let opens = matches!(
-                &message,
-                ClientJsonRpcMessage::Request(r)
-                    if matches!(r.request, rmcp::model::ClientRequest::InitializeRequest(_))
-            );
-            Ok((collected, opens))
+            use rmcp::model::ClientRequest;
+            let asks = match &message {
+                ClientJsonRpcMessage::Request(r) => match r.request {
+                    ClientRequest::InitializeRequest(_) => Asks::Initialize,
+                    ClientRequest::ListToolsRequest(_) => Asks::ListTools,
+                    _ => Asks::Other,
+                },
+                _ => Asks::Other,
+            };
+            Ok((collected, asks))
         }
         Err(e) => {
             let body = match jsonrpc::classify(&collected, &e) {
@@ -296,7 +312,7 @@ fn resource_metadata(base: &str, auth: &Authenticator) -> HttpResponse {
 }
 
 /// Binds and serves `gateway` until [`HttpServer::shutdown`]. Each MCP session gets its own
-/// [`GatewayServer`] (its own usage count).
+/// [`crate::GatewayServer`] (its own usage count).
 pub async fn serve_http(
     gateway: Arc<Gateway>,
     options: HttpOptions,
@@ -323,7 +339,7 @@ pub async fn serve_http(
     let sessions = Arc::new(ReplicaSessions::new(manager, options.replica.as_deref()));
     let max_sessions = options.max_sessions;
     let service = Arc::new(StreamableHttpService::new(
-        move || Ok(GatewayServer::new(factory_gateway.clone())),
+        move || Ok(Handler::new(factory_gateway.clone())),
         sessions.clone(),
         config,
     ));
@@ -387,10 +403,12 @@ pub async fn serve_http(
             let is_delete = parts.method == http::Method::DELETE;
             let wants_json = parts.method == http::Method::POST
                 && crate::json_answer::accepts_json(&parts.headers);
+            let mut asks = Asks::Other;
             let body = if parts.method == http::Method::POST {
                 match checked_body(body).await {
-                    Ok((bytes, opens_session)) => {
-                        if opens_session
+                    Ok((bytes, asked)) => {
+                        asks = asked;
+                        if asks == Asks::Initialize
                             && !parts.headers.contains_key("mcp-session-id")
                             && sessions.len().await >= max_sessions
                         {
@@ -408,7 +426,13 @@ pub async fn serve_http(
             if wants_json {
                 // One message is the whole answer: plain JSON, so the client keeps its
                 // connection (see `json_answer`).
-                response = crate::json_answer::prefer_json(response).await;
+                // A tool list gets back what rmcp's `Tool` has no field for.
+                let restore = |result: &mut serde_json::Value| {
+                    crate::wire_fields::restore(result, |name| gateway.unmodelled_members(name))
+                };
+                let amend = (asks == Asks::ListTools)
+                    .then_some(&restore as &(dyn Fn(&mut serde_json::Value) -> bool + Sync));
+                response = crate::json_answer::prefer_json(response, amend).await;
             }
             if is_delete && response.status() == StatusCode::ACCEPTED {
                 // The session is gone: that is a plain success.

@@ -81,15 +81,25 @@ fn classify(data: &str) -> Option<First> {
 }
 
 /// `response` as `application/json` when it is an SSE stream whose first message is the whole
-/// answer; otherwise the same stream (the frames read so far replayed first).
-pub(crate) async fn prefer_json(response: HttpResponse) -> HttpResponse {
+/// answer; otherwise the same stream (the frames read so far replayed first). `amend`, when
+/// given, may change the answer's `result` (and says whether it did).
+pub(crate) async fn prefer_json(
+    response: HttpResponse,
+    amend: Option<&(dyn Fn(&mut serde_json::Value) -> bool + Sync)>,
+) -> HttpResponse {
     let is_sse = response
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !is_sse || response.status() != http::StatusCode::OK {
+    if response.status() != http::StatusCode::OK {
         return response;
+    }
+    if !is_sse {
+        return match amend {
+            Some(amend) if is_json(&response) => amend_json(response, amend).await,
+            _ => response,
+        };
     }
     let (mut parts, mut body) = response.into_parts();
     let mut read: Vec<Bytes> = Vec::new();
@@ -111,7 +121,10 @@ pub(crate) async fn prefer_json(response: HttpResponse) -> HttpResponse {
         }
     };
     match first {
-        First::Answer(json) => {
+        First::Answer(mut json) => {
+            if let Some(amend) = amend {
+                json = amended(json, amend);
+            }
             parts
                 .headers
                 .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -123,6 +136,39 @@ pub(crate) async fn prefer_json(response: HttpResponse) -> HttpResponse {
             let rest = body.into_data_stream().map(|d| d.map(Frame::data));
             http::Response::from_parts(parts, BodyExt::boxed(StreamBody::new(replay.chain(rest))))
         }
+    }
+}
+
+fn is_json(response: &HttpResponse) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
+}
+
+/// A JSON answer with its `result` amended.
+async fn amend_json(
+    response: HttpResponse,
+    amend: &(dyn Fn(&mut serde_json::Value) -> bool + Sync),
+) -> HttpResponse {
+    let (mut parts, body) = response.into_parts();
+    let Ok(collected) = body.collect().await;
+    let json = amended(collected.to_bytes(), amend);
+    parts.headers.remove(CONTENT_LENGTH);
+    http::Response::from_parts(parts, Full::new(json).map_err(|e| match e {}).boxed())
+}
+
+/// The answer `json` with its `result` amended (as it was when `amend` leaves it alone).
+fn amended(json: Bytes, amend: &(dyn Fn(&mut serde_json::Value) -> bool + Sync)) -> Bytes {
+    let Ok(mut answer) = serde_json::from_slice::<serde_json::Value>(&json) else {
+        return json;
+    };
+    let changed = answer.get_mut("result").is_some_and(amend);
+    if changed {
+        Bytes::from(answer.to_string())
+    } else {
+        json
     }
 }
 
@@ -150,15 +196,50 @@ mod tests {
 
     #[tokio::test]
     async fn a_lone_response_after_a_priming_event_becomes_json() {
-        let r = prefer_json(sse(&[
-            "id: 0\nretry: 3000\ndata:\n\n",
-            "event: message\nid: 1\ndata: {\"jsonrpc\":\"2.0\",",
-            "\"id\":7,\"result\":{}}\n\n",
-        ]))
+        let r = prefer_json(
+            sse(&[
+                "id: 0\nretry: 3000\ndata:\n\n",
+                "event: message\nid: 1\ndata: {\"jsonrpc\":\"2.0\",",
+                "\"id\":7,\"result\":{}}\n\n",
+            ]),
+            None,
+        )
         .await;
         assert_eq!(r.headers()[CONTENT_TYPE], "application/json");
         assert_eq!(r.headers()["mcp-session-id"], "s1");
         assert_eq!(body_of(r).await, r#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+    }
+
+    #[tokio::test]
+    async fn an_amended_answer_goes_out_amended_and_an_untouched_one_byte_for_byte() {
+        let mark = |result: &mut serde_json::Value| {
+            let tools = result.get_mut("tools").and_then(|t| t.as_array_mut());
+            tools
+                .and_then(|t| t.first_mut()?.as_object_mut())
+                .is_some_and(|t| {
+                    t.insert(
+                        "execution".into(),
+                        serde_json::json!({"taskSupport": "forbidden"}),
+                    );
+                    true
+                })
+        };
+        let amend: &(dyn Fn(&mut serde_json::Value) -> bool + Sync) = &mark;
+        let listing =
+            "data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"a\"}]}}\n\n";
+        let r = prefer_json(sse(&[listing]), Some(amend)).await;
+        let body: serde_json::Value = serde_json::from_str(&body_of(r).await).expect("json");
+        assert_eq!(
+            body["result"]["tools"][0]["execution"]["taskSupport"],
+            "forbidden"
+        );
+        // Nothing to amend: the answer as rmcp wrote it.
+        let empty = "data: {\"jsonrpc\":\"2.0\", \"id\":2,\"result\":{\"tools\":[]}}\n\n";
+        let r = prefer_json(sse(&[empty]), Some(amend)).await;
+        assert_eq!(
+            body_of(r).await,
+            "{\"jsonrpc\":\"2.0\", \"id\":2,\"result\":{\"tools\":[]}}"
+        );
     }
 
     #[tokio::test]
@@ -167,7 +248,7 @@ mod tests {
             "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\r\n\r\n",
             "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1,\"message\":\"x\"}}\n\n",
         ];
-        let r = prefer_json(sse(&chunks)).await;
+        let r = prefer_json(sse(&chunks), None).await;
         assert_eq!(r.headers()[CONTENT_TYPE], "text/event-stream");
         assert_eq!(body_of(r).await, chunks.concat());
     }
@@ -182,10 +263,10 @@ mod tests {
                     .boxed(),
             )
             .expect("response");
-        let r = prefer_json(plain).await;
+        let r = prefer_json(plain, None).await;
         assert_eq!(body_of(r).await, "{}");
         // A stream that ends without a message stays what it was.
-        let r = prefer_json(sse(&[": ping\n\n"])).await;
+        let r = prefer_json(sse(&[": ping\n\n"]), None).await;
         assert_eq!(r.headers()[CONTENT_TYPE], "text/event-stream");
         assert_eq!(body_of(r).await, ": ping\n\n");
     }

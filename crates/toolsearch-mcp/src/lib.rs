@@ -46,6 +46,7 @@ pub mod telemetry;
 pub mod tool_search;
 pub mod trace_context;
 pub mod upstream;
+mod wire_fields;
 
 pub use auth::{Authenticator, CallerIdentity};
 pub use gateway::{Gateway, GatewayError, GatewayOptions, SourceStatus};

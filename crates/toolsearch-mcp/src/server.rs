@@ -2,6 +2,7 @@
 //! direct tools, with the generated instructions, and every call goes through the engine. The
 //! upstreams' resources, resource templates and prompts pass through ([`crate::passthrough`]).
 
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 #[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, in the protocols we speak
@@ -13,10 +14,13 @@ use rmcp::model::{
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, RequestParamsMeta,
     ServerCapabilities, SubscriptionFilter,
 };
+use rmcp::model::{ClientNotification, ClientRequest, ServerResult};
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, SubscribeRequestParams, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::service::{
+    NotificationContext, Peer, RequestContext, RoleServer, Service, SubscriptionContext,
+};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::Value;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -28,7 +32,7 @@ use crate::auth::CallerIdentity;
 use crate::convert;
 use crate::downstream::{self, SessionLink};
 use crate::metrics::SessionGuard;
-use crate::{Gateway, passthrough, trace_context};
+use crate::{Gateway, passthrough, trace_context, wire_fields};
 
 /// The MCP methods rmcp parses into typed requests: one that arrives as a custom request failed
 /// to parse, so its params are invalid (JSON-RPC -32602), not its method unknown (-32601).
@@ -64,9 +68,66 @@ struct Bound {
     session: Arc<Session>,
 }
 
-/// One downstream session's server.
+/// One downstream session's server: its MCP [`Handler`], whose `tools/list` answers get back
+/// the members of upstream tools that rmcp's `Tool` has no field for (`execution`, ...).
 #[derive(Debug, Clone)]
-pub struct GatewayServer {
+pub struct GatewayServer(Handler);
+
+impl GatewayServer {
+    /// A server for a new downstream session.
+    pub fn new(gateway: Arc<Gateway>) -> Self {
+        Self(Handler::new(gateway))
+    }
+
+    /// A `tools/list` answer with its tools' unmodelled members put back (rmcp's answer, as it
+    /// shaped it for the client's protocol, when no tool has any).
+    fn faithful_listing(&self, answer: ServerResult) -> ServerResult {
+        let ServerResult::ListToolsResult(list) = &answer else {
+            return answer;
+        };
+        let Ok(mut listing) = serde_json::to_value(list) else {
+            return answer;
+        };
+        if !wire_fields::restore(&mut listing, |name| self.0.gateway.unmodelled_members(name)) {
+            return answer;
+        }
+        ServerResult::CustomResult(CustomResult(listing))
+    }
+}
+
+impl Service<RoleServer> for GatewayServer {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, McpError> {
+        if !matches!(request, ClientRequest::ListToolsRequest(_)) {
+            return self.0.handle_request(request, context).await;
+        }
+        let answer = self.0.handle_request(request, context).await?;
+        Ok(self.faithful_listing(answer))
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.0.handle_notification(notification, context).await
+    }
+
+    fn get_info(&self) -> InitializeResult {
+        Service::get_info(&self.0)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Service::supported_protocol_versions(&self.0)
+    }
+}
+
+/// One downstream session's MCP handler (see [`GatewayServer`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Handler {
     gateway: Arc<Gateway>,
     bound: Arc<OnceLock<Bound>>,
     /// Cancelled when the last clone of this server is dropped (its session has ended), which
@@ -81,9 +142,9 @@ pub struct GatewayServer {
     link: Arc<OnceLock<Arc<SessionLink>>>,
 }
 
-impl GatewayServer {
-    /// A server for a new downstream session.
-    pub fn new(gateway: Arc<Gateway>) -> Self {
+impl Handler {
+    /// A handler for a new downstream session.
+    pub(crate) fn new(gateway: Arc<Gateway>) -> Self {
         let ended = CancellationToken::new();
         Self {
             gateway,
@@ -134,7 +195,7 @@ fn caller_key(context: &RequestContext<RoleServer>) -> Option<&str> {
         .map(|i| i.key.as_str())
 }
 
-impl GatewayServer {
+impl Handler {
     /// This session's [`Session`]: made on the first request with the caller's identity (an
     /// HTTP request authenticated by the front carries one in its extensions); a later request
     /// by another caller is refused, so one caller's session never serves another.
@@ -246,7 +307,7 @@ impl GatewayServer {
     }
 }
 
-impl ServerHandler for GatewayServer {
+impl ServerHandler for Handler {
     #[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, in the protocols we speak
     fn get_info(&self) -> InitializeResult {
         // Logging always (the gateway's own sessions have a level; upstreams' messages follow

@@ -15,6 +15,7 @@
 //! custom request, which [`crate::GatewayServer`] answers `-32602`.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -24,6 +25,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 
 use crate::decode::LineDecode;
 use crate::line_writer::LineWriter;
+use crate::wire_fields::WireFields;
 
 /// Longest message line read (16 MiB); a longer one is answered `-32600` and skipped.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
@@ -38,6 +40,8 @@ pub struct JsonRpcStdio<R, W, Role = RoleServer> {
     discarding: bool,
     max_line: usize,
     write: LineWriter<W>,
+    /// Where the unmodelled members of listed tools go (an upstream's transport).
+    fields: Option<Arc<WireFields>>,
     role: PhantomData<fn() -> Role>,
 }
 
@@ -72,6 +76,7 @@ where
             discarding: false,
             max_line: MAX_LINE_BYTES,
             write: LineWriter::new(write),
+            fields: None,
             role: PhantomData,
         }
     }
@@ -80,6 +85,12 @@ where
     /// order).
     pub(crate) fn writer(&self) -> LineWriter<W> {
         self.write.clone()
+    }
+
+    /// Notes the unmodelled members of the tools listed in the messages it reads in `fields`.
+    pub(crate) fn with_wire_fields(mut self, fields: Arc<WireFields>) -> Self {
+        self.fields = Some(fields);
+        self
     }
 
     /// Sets the longest line read (default [`MAX_LINE_BYTES`]).
@@ -194,6 +205,9 @@ where
             let text = text.strip_prefix(UTF8_BOM).unwrap_or(text);
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
+            }
+            if let Some(fields) = &self.fields {
+                fields.observe(text);
             }
             match Role::decode(text) {
                 Ok(message) => return Some(message),

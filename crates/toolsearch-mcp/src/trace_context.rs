@@ -22,6 +22,8 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+use crate::wire_fields::WireFields;
+
 /// The header (and `_meta` key) of the W3C trace context.
 pub const TRACEPARENT: &str = "traceparent";
 
@@ -108,9 +110,10 @@ fn message_traceparent(message: &ClientJsonRpcMessage) -> Option<String> {
 }
 
 /// reqwest's streamable HTTP client, adding the `traceparent` header to a `tools/call` POST
-/// whose `_meta` carries one.
+/// whose `_meta` carries one, and noting in its [`WireFields`] the members of the tools a
+/// `tools/list` answer lists that rmcp's `Tool` drops.
 #[derive(Debug, Clone)]
-pub(crate) struct TracingClient(pub reqwest::Client);
+pub(crate) struct TracingClient(pub reqwest::Client, pub Arc<WireFields>);
 
 fn with_traceparent(
     message: &ClientJsonRpcMessage,
@@ -122,7 +125,12 @@ fn with_traceparent(
     headers
 }
 
-type PostResult = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
+fn is_tools_list(message: &ClientJsonRpcMessage) -> bool {
+    matches!(message, ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::ListToolsRequest(_)))
+}
+
+pub(crate) type PostResult =
+    Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
 type StreamResult =
     Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>;
 
@@ -175,6 +183,20 @@ impl StreamableHttpClient for TracingClient {
         limits: StreamableHttpResponseLimits,
     ) -> PostResult {
         let headers = with_traceparent(&message, custom_headers);
+        if is_tools_list(&message)
+            && let Some(answer) = crate::wire_fields::post_tools_list(
+                &self.0,
+                &self.1,
+                &uri,
+                &message,
+                session_id.as_deref(),
+                auth_header.as_deref(),
+                &headers,
+            )
+            .await
+        {
+            return answer;
+        }
         self.0
             .post_message_with_response_limits(
                 uri,

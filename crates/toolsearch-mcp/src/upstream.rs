@@ -39,6 +39,7 @@ pub(crate) use inflight::Inflight;
 
 use crate::convert;
 use crate::secrets::MissingSecret;
+use crate::wire_fields::WireFields;
 
 /// Most `tools/list` pages read from one upstream.
 pub const MAX_LIST_PAGES: usize = 64;
@@ -302,6 +303,8 @@ pub struct Upstream {
     options: ConnectionOptions,
     /// The calls in flight on the live connection, with the client request each serves.
     inflight: Arc<Inflight>,
+    /// The members its tools are listed with that rmcp's `Tool` has no field for.
+    wire_fields: Arc<WireFields>,
     conn: RwLock<Option<Connection>>,
     pid: std::sync::Mutex<Option<u32>>,
     stderr: Arc<stdio::StderrTail>,
@@ -326,6 +329,7 @@ impl Upstream {
             events,
             options: ConnectionOptions::default(),
             inflight: Arc::default(),
+            wire_fields: Arc::default(),
             conn: RwLock::new(None),
             pid: std::sync::Mutex::new(None),
             stderr: Arc::default(),
@@ -418,12 +422,15 @@ impl Upstream {
             SourceKind::Http { url, headers, .. } => {
                 let mut all = headers.clone();
                 all.extend(self.session_headers.clone());
-                (http::connect(client, url, &all).await?, None)
+                (
+                    http::connect(client, url, &all, &self.wire_fields).await?,
+                    None,
+                )
             }
             _ => return Err(UpstreamError::NotAServer),
         };
         listen::listen_for_changes(running.peer(), &self.name, &self.events);
-        let tools = list_tools(running.peer()).await;
+        let tools = list_tools(running.peer(), &self.wire_fields).await;
         *self.conn.write().await = Some(Connection { running, lane });
         tools
     }
@@ -431,7 +438,7 @@ impl Upstream {
     /// Lists the tools of the live connection.
     pub async fn list_tools(&self) -> Result<Vec<ToolDef>, UpstreamError> {
         let peer = self.peer().await.ok_or(UpstreamError::NotConnected)?;
-        list_tools(&peer).await
+        list_tools(&peer, &self.wire_fields).await
     }
 
     /// The live connection's peer, if connected and not closed.
@@ -478,7 +485,13 @@ impl Upstream {
     }
 }
 
-async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolDef>, UpstreamError> {
+/// Every tool of the connection, page by page, each with the members rmcp's `Tool` drops
+/// (`fields`, noted by the transport as each page is read).
+async fn list_tools(
+    peer: &Peer<RoleClient>,
+    fields: &WireFields,
+) -> Result<Vec<ToolDef>, UpstreamError> {
+    fields.clear();
     let mut out = Vec::new();
     let mut cursor = None;
     for _ in 0..MAX_LIST_PAGES {
@@ -490,7 +503,11 @@ async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolDef>, UpstreamErr
                     method: "tools/list",
                     source,
                 })?;
-        out.extend(page.tools.iter().map(convert::tool_def));
+        out.extend(
+            page.tools
+                .iter()
+                .map(|t| convert::tool_def(t, fields.of(&t.name))),
+        );
         match page.next_cursor {
             Some(next) => cursor = Some(next),
             None => return Ok(out),

@@ -256,3 +256,46 @@ impl Drop for HttpGateway {
         let _ = self.child.wait();
     }
 }
+
+/// A child process that prints "listening on ADDRESS" first, and that address; killed when
+/// dropped.
+pub struct Listening(pub std::process::Child, pub String);
+
+impl Listening {
+    /// Starts `command` (its stdout piped) and reads the address it announces.
+    pub fn start(mut command: std::process::Command, what: &str) -> Self {
+        use std::io::BufRead;
+        let mut child = command
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {what}: {e}"));
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .unwrap_or_else(|e| panic!("{what} says where it listens: {e}"));
+        let address = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("{what}: unexpected first line {line:?}"))
+            .to_owned();
+        Self(child, address)
+    }
+
+    /// The conformance suite's server (tests/mcp-servers/conformance-server.mjs) over
+    /// streamable HTTP, run by `node`; the address is its URL.
+    pub fn conformance_fixture(node: &std::path::Path) -> Self {
+        let mut command = std::process::Command::new(node);
+        command
+            .arg(root().join("tests/mcp-servers/conformance-server.mjs"))
+            .stderr(std::process::Stdio::null());
+        Self::start(command, "the conformance fixture")
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

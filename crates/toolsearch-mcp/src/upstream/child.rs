@@ -18,6 +18,7 @@ use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 
 use super::call_lane::{CallLane, LaneCalls};
 use crate::stdio::JsonRpcStdio;
+use crate::wire_fields::WireFields;
 
 /// How long a child whose stdin was closed has to exit, before a `SIGTERM` and again before a
 /// kill (rmcp's own figure).
@@ -71,7 +72,11 @@ pub(super) struct ChildTransport {
 impl ChildTransport {
     /// Starts `command` with piped stdin and stdout (its stderr as the command says), returning
     /// the transport and the child's stderr when piped.
-    pub(super) fn spawn(mut command: CommandWrap) -> std::io::Result<(Self, Option<ChildStderr>)> {
+    /// The unmodelled members of the tools it lists go to `fields`.
+    pub(super) fn spawn(
+        mut command: CommandWrap,
+        fields: Arc<WireFields>,
+    ) -> std::io::Result<(Self, Option<ChildStderr>)> {
         command
             .command_mut()
             .stdin(Stdio::piped())
@@ -88,7 +93,7 @@ impl ChildTransport {
         };
         Ok((
             Self {
-                io: JsonRpcStdio::with_io(stdout, stdin),
+                io: JsonRpcStdio::with_io(stdout, stdin).with_wire_fields(fields),
                 child: guard,
                 lane: LaneGuard(Arc::default()),
             },
@@ -190,7 +195,7 @@ mod tests {
             c.args(["-c", "trap '' TERM; sleep 60"]);
         });
         command.command_mut().stderr(Stdio::null());
-        let (mut transport, _) = ChildTransport::spawn(command).expect("spawn sh");
+        let (mut transport, _) = ChildTransport::spawn(command, Arc::default()).expect("spawn sh");
         let pid = transport.id().expect("running");
         let blob = "x".repeat(1 << 20);
         let line: TxJsonRpcMessage<RoleClient> = serde_json::from_value(serde_json::json!({

@@ -3,6 +3,7 @@
 //! also when its answer to `server/discover` is of no use.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use rmcp::model::ProtocolVersion;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -13,6 +14,7 @@ use super::cause::{describe, is_unreachable, root_cause};
 use super::{CONNECT_TIMEOUT, Running, UpstreamClient, UpstreamError};
 use crate::secrets::expand;
 use crate::trace_context::TracingClient;
+use crate::wire_fields::WireFields;
 
 /// Installs rustls' ring provider once (reqwest is built without a default provider); call it
 /// before building a `reqwest::Client` yourself.
@@ -26,6 +28,7 @@ pub fn install_crypto_provider() {
 fn transport(
     url: &str,
     headers: &BTreeMap<String, String>,
+    fields: Arc<WireFields>,
 ) -> Result<StreamableHttpClientTransport<TracingClient>, UpstreamError> {
     install_crypto_provider();
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
@@ -51,7 +54,7 @@ fn transport(
         .build()
         .map_err(UpstreamError::HttpClient)?;
     Ok(StreamableHttpClientTransport::with_client(
-        TracingClient(client),
+        TracingClient(client, fields),
         config,
     ))
 }
@@ -69,25 +72,32 @@ pub(super) async fn connect(
     client: UpstreamClient,
     url: &str,
     headers: &BTreeMap<String, String>,
+    fields: &Arc<WireFields>,
 ) -> Result<Running, UpstreamError> {
     let lifecycle = ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::LATEST],
         legacy_version: None,
     };
-    let discovered = handshake(client.clone(), url, headers, lifecycle).await;
+    let discovered = handshake(client.clone(), url, headers, fields, lifecycle).await;
     let Err(UpstreamError::Initialize { source, .. }) = discovered else {
         return discovered;
     };
     tracing::debug!(url, error = %describe(&*source), "server/discover gave no usable answer; trying initialize");
-    handshake(client, url, headers, ClientLifecycleMode::Initialize)
-        .await
-        .map_err(|fallback| match fallback {
-            UpstreamError::Initialize { source: second, .. } => UpstreamError::Handshake {
-                discover: describe(&*source),
-                initialize: describe(&*second),
-            },
-            other => other,
-        })
+    handshake(
+        client,
+        url,
+        headers,
+        fields,
+        ClientLifecycleMode::Initialize,
+    )
+    .await
+    .map_err(|fallback| match fallback {
+        UpstreamError::Initialize { source: second, .. } => UpstreamError::Handshake {
+            discover: describe(&*source),
+            initialize: describe(&*second),
+        },
+        other => other,
+    })
 }
 
 /// One connection attempt with `lifecycle`.
@@ -95,9 +105,13 @@ async fn handshake(
     client: UpstreamClient,
     url: &str,
     headers: &BTreeMap<String, String>,
+    fields: &Arc<WireFields>,
     lifecycle: ClientLifecycleMode,
 ) -> Result<Running, UpstreamError> {
-    let transport = super::noticed::Noticed::new(transport(url, headers)?, client.inflight.clone());
+    let transport = super::noticed::Noticed::new(
+        transport(url, headers, fields.clone())?,
+        client.inflight.clone(),
+    );
     tokio::time::timeout(
         CONNECT_TIMEOUT,
         client.serve_with_lifecycle(transport, lifecycle),

@@ -118,8 +118,8 @@ pub(super) async fn connect(
     let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
     wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
     wrapped.command_mut().stderr(std::process::Stdio::piped());
-    let (transport, stderr) =
-        ChildTransport::spawn(wrapped).map_err(|source| UpstreamError::Spawn {
+    let (transport, stderr) = ChildTransport::spawn(wrapped, upstream.wire_fields.clone())
+        .map_err(|source| UpstreamError::Spawn {
             command: program.clone(),
             source,
         })?;
