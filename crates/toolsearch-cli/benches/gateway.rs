@@ -2,7 +2,8 @@
 //! - `call_tool` → server-everything's `echo` through `toolsearch serve`, against the same
 //!   client calling the same upstream directly (the peer) and a line through `cat` (the floor
 //!   of any process hop), interleaved call by call; with `TOOLSEARCH_BENCH_BASELINE` set to
-//!   another `toolsearch` binary (an older build), that one too, in the same run; with
+//!   other `toolsearch` binaries (older builds; paths separated by `:`), those too, in the same
+//!   run; with
 //!   `TOOLSEARCH_BENCH_FORWARDER` set, a bare rmcp forwarder too (a gateway doing nothing on
 //!   rmcp's service loops on both sides; the gateway's own stdio calls skip the hand-off into
 //!   the client loop on its call lane: see `forwarder`, and BENCHMARKS.md "The call lane");
@@ -315,11 +316,19 @@ fn main() {
             spawn(cmd)
         };
         let gateway = serve(env!("CARGO_BIN_EXE_toolsearch")).await;
-        // Another build to compare with in the same run (the share before a change).
-        let baseline = match std::env::var("TOOLSEARCH_BENCH_BASELINE") {
-            Ok(bin) => Some(serve(&bin).await),
-            Err(_) => None,
-        };
+        // Other builds to compare with in the same run (the share before a change), their
+        // paths separated by `:`.
+        let mut baselines = Vec::new();
+        for bin in std::env::var("TOOLSEARCH_BENCH_BASELINE")
+            .unwrap_or_default()
+            .split(':')
+            .filter(|b| !b.is_empty())
+        {
+            let name = std::path::Path::new(bin)
+                .file_name()
+                .map_or_else(|| bin.to_owned(), |n| n.to_string_lossy().into_owned());
+            baselines.push((format!("`{name} serve` (baseline)"), serve(bin).await));
+        }
         // With TOOLSEARCH_BENCH_FORWARDER set, the floor of a gateway on rmcp's service loops
         // (see `forwarder`).
         let forwarder = if std::env::var_os("TOOLSEARCH_BENCH_FORWARDER").is_some() {
@@ -330,8 +339,8 @@ fn main() {
             None
         };
         let mut gateways = Vec::new();
-        if let Some(b) = &baseline {
-            gateways.push(("the baseline's `toolsearch serve`", b));
+        for (name, b) in &baselines {
+            gateways.push((name.as_str(), b));
         }
         if let Some(f) = &forwarder {
             gateways.push(("a bare rmcp forwarder", f));
@@ -346,7 +355,7 @@ fn main() {
         println!("The stdio hop: `call_tool` → server-everything's `echo`; medians of {n} per round");
         println!();
         hop_rounds(3, n, &direct, &gateways).await;
-        for other in [baseline, forwarder].into_iter().flatten() {
+        for other in baselines.into_iter().map(|(_, b)| b).chain(forwarder) {
             other.cancel().await.expect("close");
         }
         println!();

@@ -15,15 +15,17 @@
 use std::future::Future;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
+use futures_util::task::AtomicWaker;
 use rmcp::model::{
     ClientCapabilities, ClientResult, LoggingLevel, ProgressNotificationParam, ProgressToken,
     ServerRequest,
 };
 use rmcp::service::{Peer, RoleServer, ServiceError};
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 tokio::task_local! {
@@ -48,7 +50,7 @@ pub(crate) struct Downstream {
     takes_requests: bool,
     /// Requests waiting for the request's task to send them, and its wake-up.
     relays: Mutex<Vec<Relay>>,
-    relayed: Notify,
+    relayed: AtomicWaker,
 }
 
 /// What every request of one client session shares: the session's identity among the gateway's
@@ -149,7 +151,7 @@ impl Downstream {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(Relay { request, answer });
-        self.relayed.notify_one();
+        self.relayed.wake();
         answered.await.map_err(|_| ServiceError::TransportClosed)?
     }
 }
@@ -162,7 +164,7 @@ pub(crate) fn current() -> Option<Arc<Downstream>> {
 /// Runs `call` (one client request) with its [`Downstream`] current, relaying the requests its
 /// upstreams send meanwhile to the client from this task; `None` when `cancelled` fires first
 /// (the client cancelled the request), and `call` is dropped then. A call that relays nothing
-/// (nearly every call) costs one allocation here.
+/// (nearly every call) costs one allocation and one waker registration here.
 pub(crate) async fn serve<F: Future>(
     session: Arc<SessionLink>,
     progress: Option<ProgressToken>,
@@ -175,30 +177,35 @@ pub(crate) async fn serve<F: Future>(
         progress,
         takes_requests,
         relays: Mutex::new(Vec::new()),
-        relayed: Notify::new(),
+        relayed: AtomicWaker::new(),
     });
     let this = current.clone();
     let call = CURRENT.scope(current, call);
-    tokio::pin!(call);
+    let cancelled = cancelled.cancelled();
+    tokio::pin!(call, cancelled);
     let mut asking: Option<FuturesUnordered<_>> = None;
-    loop {
-        let pending = asking
-            .as_ref()
-            .is_some_and(|a: &FuturesUnordered<_>| !a.is_empty());
-        tokio::select! {
-            biased;
-            out = &mut call => return Some(out),
-            () = cancelled.cancelled() => return None,
-            () = this.relayed.notified() => {
-                let waiting = std::mem::take(&mut *this.relays.lock().unwrap_or_else(|p| p.into_inner()));
-                for Relay { request, answer } in waiting {
-                    let peer = this.session.peer.clone();
-                    asking.get_or_insert_with(FuturesUnordered::new).push(async move {
-                        let _ = answer.send(peer.send_request(request).await);
-                    });
-                }
-            }
-            Some(()) = async { asking.as_mut()?.next().await }, if pending => {}
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(out) = call.as_mut().poll(cx) {
+            return Poll::Ready(Some(out));
         }
-    }
+        if cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        // Registered before the list is read: a relay pushed after the read wakes this task.
+        this.relayed.register(cx.waker());
+        let waiting = std::mem::take(&mut *this.relays.lock().unwrap_or_else(|p| p.into_inner()));
+        for Relay { request, answer } in waiting {
+            let peer = this.session.peer.clone();
+            asking
+                .get_or_insert_with(FuturesUnordered::new)
+                .push(async move {
+                    let _ = answer.send(peer.send_request(request).await);
+                });
+        }
+        if let Some(asking) = asking.as_mut() {
+            while let Poll::Ready(Some(())) = asking.poll_next_unpin(cx) {}
+        }
+        Poll::Pending
+    })
+    .await
 }

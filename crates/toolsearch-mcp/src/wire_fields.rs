@@ -7,7 +7,7 @@
 //! searches.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use memchr::memmem;
 use rmcp::model::ClientJsonRpcMessage;
@@ -54,9 +54,12 @@ impl WireFields {
     /// Reads `message` (one JSON-RPC message as received): when it answers `tools/list`, notes
     /// each listed tool's unmodelled members (a tool listed without any loses what it had).
     pub(crate) fn observe(&self, message: &[u8]) {
-        if memmem::find(message, b"\"inputSchema\"").is_none()
-            || memmem::find(message, b"\"tools\"").is_none()
-        {
+        // Searchers built once: a message read on every call costs two searches, no set-up.
+        static INPUT_SCHEMA: LazyLock<memmem::Finder<'static>> =
+            LazyLock::new(|| memmem::Finder::new(b"\"inputSchema\""));
+        static TOOLS: LazyLock<memmem::Finder<'static>> =
+            LazyLock::new(|| memmem::Finder::new(b"\"tools\""));
+        if INPUT_SCHEMA.find(message).is_none() || TOOLS.find(message).is_none() {
             return;
         }
         let Ok(answer) = serde_json::from_slice::<Answer>(message) else {

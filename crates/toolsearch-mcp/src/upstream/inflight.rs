@@ -65,12 +65,22 @@ impl Drop for InflightGuard {
         };
         let entry = calls.remove(at);
         drop(calls);
+        let now = Instant::now();
+        let session = entry.downstream.session();
         let mut ended = lock(&self.inflight.ended);
-        ended.retain(|(s, t)| s.strong_count() > 0 && t.elapsed() < LATE);
+        // The session of the call that ended last (the usual case): only its time moves on. (A
+        // weak reference keeps its allocation, so no other session can share the address.)
+        if let Some((last, at)) = ended.last_mut()
+            && std::ptr::eq(last.as_ptr(), Arc::as_ptr(session))
+        {
+            *at = now;
+            return;
+        }
+        ended.retain(|(s, t)| s.strong_count() > 0 && now.duration_since(*t) < LATE);
         if ended.len() == ENDED {
             ended.remove(0);
         }
-        ended.push((Arc::downgrade(entry.downstream.session()), Instant::now()));
+        ended.push((Arc::downgrade(session), now));
     }
 }
 
@@ -128,6 +138,10 @@ impl Inflight {
     /// Waits, at most `limit`, until every progress notification read so far was handled: a
     /// call's answer then goes to its client after the progress the upstream sent before it.
     pub(crate) async fn progress_settled(&self, limit: Duration) {
+        // Nearly always: nothing pending, and no waiter or timer is set up.
+        if self.progress_pending.load(Ordering::Acquire) == 0 {
+            return;
+        }
         let settled = async {
             loop {
                 let handled = self.progress_handled.notified();
