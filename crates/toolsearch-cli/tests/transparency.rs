@@ -493,3 +493,38 @@ async fn a_subscribed_resources_updates_reach_the_session_under_the_name_it_used
     }
     client.cancel().await.expect("close");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, in the protocols it speaks
+async fn a_log_level_set_before_an_upstream_connects_reaches_it_when_it_connects() {
+    // Two upstreams that take 1.5 s to start: one shared, one opened per session.
+    let config = write_config(
+        "late-level",
+        &format!(
+            "{}{}per_session = true\n",
+            misbehaving_source("shared", "slow-start"),
+            misbehaving_source("own", "slow-start"),
+        ),
+    );
+    let client = stdio_client(&config, &[]).await;
+    client
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Error,
+        ))
+        .await
+        .expect("logging/setLevel");
+    for group in ["shared", "own"] {
+        let (level, is_error) = call(
+            &client,
+            "call_tool",
+            json!({"group": group, "tool": "log_level", "arguments": {}}),
+        )
+        .await;
+        assert!(!is_error, "{group}: {level}");
+        assert_eq!(
+            level, "error",
+            "{group}: the upstream was not told the level"
+        );
+    }
+    client.cancel().await.expect("close");
+}

@@ -97,6 +97,23 @@ impl SessionLink {
         self.level.store(rank(level), Ordering::Relaxed);
     }
 
+    /// The least severe level its client set, if it set one.
+    pub(crate) fn level(&self) -> Option<LoggingLevel> {
+        let set = self.level.load(Ordering::Relaxed);
+        [
+            LoggingLevel::Debug,
+            LoggingLevel::Info,
+            LoggingLevel::Notice,
+            LoggingLevel::Warning,
+            LoggingLevel::Error,
+            LoggingLevel::Critical,
+            LoggingLevel::Alert,
+            LoggingLevel::Emergency,
+        ]
+        .into_iter()
+        .find(|l| rank(*l) == set)
+    }
+
     /// Whether its client wants a message at `level`: at or above the level it set, or any
     /// message when it set none.
     pub(crate) fn wants(&self, level: LoggingLevel) -> bool {

@@ -36,6 +36,7 @@ pub use client::UpstreamClient;
 pub use executor::UpstreamExecutor;
 pub use http::install_crypto_provider;
 pub(crate) use inflight::Inflight;
+pub use inflight::NoticeHandled;
 
 use crate::convert;
 use crate::secrets::MissingSecret;
@@ -130,7 +131,7 @@ pub enum UpstreamError {
 }
 
 /// Events the gateway acts on.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum UpstreamEvent {
     /// The upstream's tool list changed.
@@ -149,6 +150,8 @@ pub enum UpstreamEvent {
         sessions: Vec<Arc<crate::downstream::SessionLink>>,
         /// The message.
         message: rmcp::model::LoggingMessageNotificationParam,
+        /// Counts the message as handled when dropped (once it has reached its sessions).
+        handled: NoticeHandled,
     },
     /// A resource of the upstream changed (`notifications/resources/updated`).
     ResourceUpdated {
@@ -230,16 +233,18 @@ impl Caller {
                 lane.call_tool::<child::ChildTransport>(params).await
             }
         };
-        // The progress the upstream sent before its answer reaches the client first.
-        if let Some(guard) = progress {
-            guard.progress_settled(PROGRESS_SETTLE).await;
+        // The progress and log messages the upstream sent before its answer reach the client
+        // first.
+        if let Some((guard, _)) = inflight {
+            guard.notices_settled(NOTICES_SETTLE).await;
         }
         answer
     }
 }
 
-/// Longest wait, after a call's answer, for the progress read before it to reach its client.
-const PROGRESS_SETTLE: Duration = Duration::from_millis(500);
+/// Longest wait, after a call's answer, for the progress and log messages read before it to
+/// reach its client.
+const NOTICES_SETTLE: Duration = Duration::from_millis(500);
 
 /// A progress token of the gateway's own for a call on a call lane (rmcp's peer makes its own).
 fn next_progress_token() -> rmcp::model::ProgressToken {
@@ -389,6 +394,23 @@ impl Upstream {
     pub async fn capabilities(&self) -> Option<ServerCapabilities> {
         let peer = self.peer().await?;
         Some(peer.peer_info()?.capabilities.clone())
+    }
+
+    /// Asks the live connection for log messages at `level` and above (`logging/setLevel`),
+    /// when the upstream offers logging.
+    #[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, in the protocols we speak
+    pub(crate) async fn set_log_level(&self, level: rmcp::model::LoggingLevel) {
+        let offers = self
+            .capabilities()
+            .await
+            .is_some_and(|c| c.logging.is_some());
+        let Some(peer) = self.peer().await.filter(|_| offers) else {
+            return;
+        };
+        let params = rmcp::model::SetLevelRequestParams::new(level);
+        if let Err(e) = peer.set_level(params).await {
+            tracing::debug!(source = %self.name, error = %e, "logging/setLevel not taken");
+        }
     }
 
     /// Its name.

@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::model::{
     LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
-    SetLevelRequestParams,
 };
 
 use super::{Gateway, lock};
@@ -119,18 +118,15 @@ impl Gateway {
             }
             *asked = Some(level);
         }
-        for (source, upstream) in self.connected_upstreams() {
-            let offers = upstream
-                .capabilities()
-                .await
-                .is_some_and(|c| c.logging.is_some());
-            let Some(peer) = upstream.peer().await.filter(|_| offers) else {
-                continue;
-            };
-            if let Err(e) = peer.set_level(SetLevelRequestParams::new(level)).await {
-                tracing::debug!(source = %source, error = %e, "logging/setLevel not taken");
-            }
+        for (_, upstream) in self.connected_upstreams() {
+            upstream.set_log_level(level).await;
         }
+    }
+
+    /// The most detailed log level a session asked for, which an upstream that connects later
+    /// is asked for too.
+    pub(crate) fn asked_log_level(&self) -> Option<LoggingLevel> {
+        *lock(&self.clients.level)
     }
 
     /// An upstream's log message: to `sessions` (those with calls in flight on its connection

@@ -24,7 +24,11 @@ pub(super) async fn follow(
                 source,
                 sessions,
                 message,
-            } => g.log(&source, sessions, message).await,
+                handled,
+            } => {
+                g.log(&source, sessions, message).await;
+                drop(handled);
+            }
             UpstreamEvent::ResourceUpdated { source, uri } => {
                 g.resource_updated(&source, &uri).await
             }
@@ -88,6 +92,10 @@ pub(super) async fn supervise(
         match result {
             Ok(tools) => {
                 tracing::info!(source = %name, tools = tools.len(), "upstream ready");
+                // The log level sessions asked for before it connected, before any call.
+                if let Some(level) = g.asked_log_level() {
+                    upstream.set_log_level(level).await;
+                }
                 g.set_connected(&name, tools);
             }
             Err(e) => {

@@ -21,6 +21,7 @@ use rmcp::{ClientHandler, ErrorData};
 use tokio::sync::mpsc;
 
 use super::UpstreamEvent;
+use super::inflight::NoticeHandled;
 use super::inflight::{Inflight, Unroutable};
 use crate::downstream::Downstream;
 
@@ -193,7 +194,7 @@ impl ClientHandler for UpstreamClient {
         if let Some(downstream) = self.inflight.by_token(&params.progress_token) {
             downstream.progress(params).await;
         }
-        self.inflight.progress_handled();
+        self.inflight.notice_handled();
     }
 
     async fn on_logging_message(
@@ -205,6 +206,7 @@ impl ClientHandler for UpstreamClient {
             source: self.name.clone(),
             sessions: self.inflight.sessions(),
             message: params,
+            handled: NoticeHandled(self.inflight.clone()),
         });
     }
 

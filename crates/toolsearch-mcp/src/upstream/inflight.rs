@@ -28,9 +28,9 @@ pub(crate) struct Inflight {
     calls: Mutex<Vec<Entry>>,
     /// Sessions whose calls ended lately, and when (see [`LATE`]).
     ended: Mutex<Vec<(Weak<SessionLink>, Instant)>>,
-    /// Progress notifications read from the connection and not yet handled.
-    progress_pending: AtomicUsize,
-    progress_handled: Notify,
+    /// Progress and log notifications read from the connection and not yet handled.
+    notices_pending: AtomicUsize,
+    notice_handled: Notify,
 }
 
 /// How long after its call ended a session still counts as the one an upstream's log message
@@ -48,6 +48,17 @@ pub(crate) enum Unroutable {
     NoCall,
     /// Calls of this many client sessions are in flight on the shared connection.
     Several(usize),
+}
+
+/// One log message of the connection, counted as handled when dropped (once it has reached its
+/// sessions; see [`Inflight::notices_settled`]).
+#[derive(Debug)]
+pub struct NoticeHandled(pub(crate) Arc<Inflight>);
+
+impl Drop for NoticeHandled {
+    fn drop(&mut self) {
+        self.0.notice_handled();
+    }
 }
 
 /// Removes its call from the registry when dropped (answered, failed or abandoned).
@@ -89,9 +100,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl InflightGuard {
-    /// See [`Inflight::progress_settled`].
-    pub(crate) async fn progress_settled(&self, limit: Duration) {
-        self.inflight.progress_settled(limit).await;
+    /// See [`Inflight::notices_settled`].
+    pub(crate) async fn notices_settled(&self, limit: Duration) {
+        self.inflight.notices_settled(limit).await;
     }
 
     /// Notes the progress token the call carries upstream: the upstream's progress under it
@@ -122,32 +133,34 @@ impl Inflight {
         }
     }
 
-    /// A progress notification was read from the connection (its handler runs later).
-    pub(crate) fn progress_arrives(&self) {
-        self.progress_pending.fetch_add(1, Ordering::AcqRel);
+    /// A progress or log notification was read from the connection (its handler runs later).
+    pub(crate) fn notice_arrives(&self) {
+        self.notices_pending.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// A progress notification was handled (sent on to its client, or found to be nobody's).
-    pub(crate) fn progress_handled(&self) {
+    /// A progress or log notification was handled (sent on to its clients, or found to be
+    /// nobody's).
+    pub(crate) fn notice_handled(&self) {
         let _ = self
-            .progress_pending
+            .notices_pending
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
-        self.progress_handled.notify_waiters();
+        self.notice_handled.notify_waiters();
     }
 
-    /// Waits, at most `limit`, until every progress notification read so far was handled: a
-    /// call's answer then goes to its client after the progress the upstream sent before it.
-    pub(crate) async fn progress_settled(&self, limit: Duration) {
+    /// Waits, at most `limit`, until every progress and log notification read so far was
+    /// handled: a call's answer then goes to its client after the progress and the log
+    /// messages the upstream sent before it.
+    pub(crate) async fn notices_settled(&self, limit: Duration) {
         // Nearly always: nothing pending, and no waiter or timer is set up.
-        if self.progress_pending.load(Ordering::Acquire) == 0 {
+        if self.notices_pending.load(Ordering::Acquire) == 0 {
             return;
         }
         let settled = async {
             loop {
-                let handled = self.progress_handled.notified();
+                let handled = self.notice_handled.notified();
                 tokio::pin!(handled);
                 handled.as_mut().enable();
-                if self.progress_pending.load(Ordering::Acquire) == 0 {
+                if self.notices_pending.load(Ordering::Acquire) == 0 {
                     return;
                 }
                 handled.await;

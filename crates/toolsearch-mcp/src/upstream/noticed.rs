@@ -1,7 +1,7 @@
-//! An upstream connection's transport, noting each progress notification as it is read, before
-//! rmcp's loop hands it to [`UpstreamClient`](super::UpstreamClient) on a task of its own: a call
-//! whose answer is read after its progress then waits for that progress to reach its client
-//! ([`Inflight::progress_settled`]) instead of overtaking it.
+//! An upstream connection's transport, noting each progress and log notification as it is read,
+//! before rmcp's loop hands it to [`UpstreamClient`](super::UpstreamClient) on a task of its own:
+//! a call whose answer is read after them then waits for them to reach its client
+//! ([`Inflight::notices_settled`]) instead of overtaking them.
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use rmcp::transport::Transport;
 
 use super::inflight::Inflight;
 
-/// A transport whose progress notifications are counted in its connection's [`Inflight`].
+/// A transport whose progress and log notifications are counted in its connection's [`Inflight`].
 pub(super) struct Noticed<T> {
     inner: T,
     inflight: Arc<Inflight>,
@@ -37,9 +37,13 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Noticed<T> {
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let message = self.inner.receive().await?;
         if let ServerJsonRpcMessage::Notification(n) = &message
-            && matches!(n.notification, ServerNotification::ProgressNotification(_))
+            && matches!(
+                n.notification,
+                ServerNotification::ProgressNotification(_)
+                    | ServerNotification::LoggingMessageNotification(_)
+            )
         {
-            self.inflight.progress_arrives();
+            self.inflight.notice_arrives();
         }
         Some(message)
     }

@@ -65,7 +65,14 @@ impl Upstream {
                         .with_session_headers(values),
                 );
                 match own.connect().await {
-                    Ok(_) => Ok(own),
+                    Ok(_) => {
+                        // The log level this session asked for before its connection opened.
+                        let level = crate::downstream::current().and_then(|d| d.session().level());
+                        if let Some(level) = level {
+                            own.set_log_level(level).await;
+                        }
+                        Ok(own)
+                    }
                     Err(e) => Err(format!("this session's connection to {} failed: {e}", self.name)),
                 }
             })
