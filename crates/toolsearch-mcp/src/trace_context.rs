@@ -16,13 +16,12 @@ use opentelemetry::trace::TraceContextExt;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestParamsMeta};
 use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-    StreamableHttpResponseLimits,
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-use crate::wire_fields::WireFields;
+use crate::wire_fields::{PostResult, WireFields};
 
 /// The header (and `_meta` key) of the W3C trace context.
 pub const TRACEPARENT: &str = "traceparent";
@@ -129,8 +128,6 @@ fn is_tools_list(message: &ClientJsonRpcMessage) -> bool {
     matches!(message, ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::ListToolsRequest(_)))
 }
 
-pub(crate) type PostResult =
-    Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
 type StreamResult =
     Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>;
 

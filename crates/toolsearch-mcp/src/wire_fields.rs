@@ -11,11 +11,13 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use memchr::memmem;
 use rmcp::model::ClientJsonRpcMessage;
-use rmcp::transport::streamable_http_client::StreamableHttpPostResponse;
+use rmcp::transport::streamable_http_client::{StreamableHttpError, StreamableHttpPostResponse};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::trace_context::PostResult;
+/// What a POST through rmcp's streamable HTTP client comes to.
+pub(crate) type PostResult =
+    Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
 
 /// The members rmcp's `Tool` carries itself.
 const MODELLED: &[&str] = &[
