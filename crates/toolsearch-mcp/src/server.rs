@@ -68,7 +68,7 @@ struct Bound {
     session: Arc<Session>,
 }
 
-/// One downstream session's server: its MCP [`Handler`], whose `tools/list` answers get back
+/// One downstream session's server: its MCP handler, whose `tools/list` answers get back
 /// the members of upstream tools that rmcp's `Tool` has no field for (`execution`, ...).
 #[derive(Debug, Clone)]
 pub struct GatewayServer(Handler);

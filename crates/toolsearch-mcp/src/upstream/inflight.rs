@@ -51,7 +51,7 @@ pub(crate) enum Unroutable {
 }
 
 /// One log message of the connection, counted as handled when dropped (once it has reached its
-/// sessions; see [`Inflight::notices_settled`]).
+/// sessions): a call's answer waits, briefly, for the messages read before it.
 #[derive(Debug)]
 pub struct NoticeHandled(pub(crate) Arc<Inflight>);
 
