@@ -64,18 +64,21 @@ pub struct SessionLink {
 /// `level` of [`SessionLink`] when the client never set one.
 const NO_LEVEL: u8 = u8::MAX;
 
+/// The log levels, least severe first: a level's rank is its place here.
+const LEVELS: [LoggingLevel; 8] = [
+    LoggingLevel::Debug,
+    LoggingLevel::Info,
+    LoggingLevel::Notice,
+    LoggingLevel::Warning,
+    LoggingLevel::Error,
+    LoggingLevel::Critical,
+    LoggingLevel::Alert,
+    LoggingLevel::Emergency,
+];
+
 /// A log level's rank, least severe first (`debug` 0 … `emergency` 7).
 pub(crate) fn rank(level: LoggingLevel) -> u8 {
-    match level {
-        LoggingLevel::Debug => 0,
-        LoggingLevel::Info => 1,
-        LoggingLevel::Notice => 2,
-        LoggingLevel::Warning => 3,
-        LoggingLevel::Error => 4,
-        LoggingLevel::Critical => 5,
-        LoggingLevel::Alert => 6,
-        LoggingLevel::Emergency => 7,
-    }
+    LEVELS.iter().position(|l| *l == level).unwrap_or_default() as u8
 }
 
 impl SessionLink {
@@ -99,19 +102,9 @@ impl SessionLink {
 
     /// The least severe level its client set, if it set one.
     pub(crate) fn level(&self) -> Option<LoggingLevel> {
-        let set = self.level.load(Ordering::Relaxed);
-        [
-            LoggingLevel::Debug,
-            LoggingLevel::Info,
-            LoggingLevel::Notice,
-            LoggingLevel::Warning,
-            LoggingLevel::Error,
-            LoggingLevel::Critical,
-            LoggingLevel::Alert,
-            LoggingLevel::Emergency,
-        ]
-        .into_iter()
-        .find(|l| rank(*l) == set)
+        LEVELS
+            .get(usize::from(self.level.load(Ordering::Relaxed)))
+            .copied()
     }
 
     /// Whether its client wants a message at `level`: at or above the level it set, or any

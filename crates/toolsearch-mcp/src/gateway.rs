@@ -267,17 +267,22 @@ impl Gateway {
         Ok(gateway)
     }
 
-    /// The members direct tool `tool` was listed with upstream that rmcp's `Tool` has no field
-    /// for (`execution`, ...), which a `tools/list` answer gives back.
-    pub(crate) fn unmodelled_members(&self, tool: &str) -> Option<serde_json::Map<String, Value>> {
+    /// The members each direct tool was listed with upstream that rmcp's `Tool` has no field
+    /// for (`execution`, ...), by tool name (tools without any left out): what a `tools/list`
+    /// answer gives back.
+    pub(crate) fn unmodelled_members(
+        &self,
+    ) -> std::collections::HashMap<String, serde_json::Map<String, Value>> {
         let snapshot = self.engine.snapshot();
-        let entry = snapshot
+        snapshot
             .directory()
             .direct()
             .iter()
-            .find(|d| d.def.name == tool)?;
-        let members = crate::wire_fields::unmodelled(&entry.def.listed.as_ref()?.to_map());
-        (!members.is_empty()).then_some(members)
+            .filter_map(|d| {
+                let members = crate::wire_fields::unmodelled(&d.def.listed.as_ref()?.to_map());
+                (!members.is_empty()).then(|| (d.def.name.clone(), members))
+            })
+            .collect()
     }
 
     /// The engine.

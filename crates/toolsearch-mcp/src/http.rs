@@ -428,7 +428,9 @@ pub async fn serve_http(
                 // connection (see `json_answer`).
                 // A tool list gets back what rmcp's `Tool` has no field for.
                 let restore = |result: &mut serde_json::Value| {
-                    crate::wire_fields::restore(result, |name| gateway.unmodelled_members(name))
+                    let members = gateway.unmodelled_members();
+                    !members.is_empty()
+                        && crate::wire_fields::restore(result, |name| members.get(name).cloned())
                 };
                 let amend = (asks == Asks::ListTools)
                     .then_some(&restore as &(dyn Fn(&mut serde_json::Value) -> bool + Sync));

@@ -85,10 +85,14 @@ impl GatewayServer {
         let ServerResult::ListToolsResult(list) = &answer else {
             return answer;
         };
+        let members = self.0.gateway.unmodelled_members();
+        if members.is_empty() {
+            return answer;
+        }
         let Ok(mut listing) = serde_json::to_value(list) else {
             return answer;
         };
-        if !wire_fields::restore(&mut listing, |name| self.0.gateway.unmodelled_members(name)) {
+        if !wire_fields::restore(&mut listing, |name| members.get(name).cloned()) {
             return answer;
         }
         ServerResult::CustomResult(CustomResult(listing))
