@@ -7,7 +7,7 @@ Usage: relay_client.py URL
 The gateway serves tests/mcp-servers/conformance-server.mjs twice: group `shared` (one
 connection for every session, `sampling = false`) and group `own` (`per_session = true`,
 CodeAct may call it). Three sessions: A and B declare elicitation, sampling and logging; C
-declares nothing; then a client on protocol 2026-07-28. Prints "N passed, 0 failed" and exits 0 when every check holds.
+declares nothing; then a client on protocol 2026-07-28, asked through `input_required`. Prints "N passed, 0 failed" and exits 0 when every check holds.
 """
 
 import asyncio
@@ -132,10 +132,13 @@ async def main(url: str) -> int:
         check(len(alice.logs) == 3, "below the session's level: not sent", len(alice.logs))
 
     # A client on protocol 2026-07-28 (the SDK's `Client`): progress and log messages reach it
-    # on its request's stream; an upstream's elicitation, which that protocol does not carry
-    # during a call, gets an error that says so (nobody answers in the person's place).
+    # on its request's stream; an upstream's elicitation or sampling request, which that
+    # protocol does not carry during a call, comes back as an `input_required` answer, and the
+    # call goes on when the client repeats it with the person's answer.
     carol = Person("carol")
-    async with mcp.Client(url, elicitation_callback=carol.elicit, logging_callback=carol.log) as modern:
+    async with mcp.Client(
+        url, elicitation_callback=carol.elicit, sampling_callback=carol.sample, logging_callback=carol.log
+    ) as modern:
         check(modern.protocol_version == "2026-07-28", "protocol", modern.protocol_version)
         seen.clear()
         r = await call(modern, "own", "test_tool_with_progress", progress_callback=progress)
@@ -144,7 +147,35 @@ async def main(url: str) -> int:
         await asyncio.sleep(0.2)
         check(len(carol.logs) == 3 and {m.logger for m in carol.logs} == {"own"}, "logs on 2026-07-28", carol.logs)
         r = await call(modern, "own", "test_elicitation", {"message": "for carol"})
-        check(r.is_error and "2026-07-28" in text(r) and carol.asked == [], "elicitation on 2026-07-28: an error", text(r))
+        check(not r.is_error and "carol@example.com" in text(r), "elicitation on 2026-07-28 answered by carol", text(r))
+        check(carol.asked == ["for carol"] and alice.asked[-1] == "alice, own", "only carol was asked", carol.asked)
+        r = await call(modern, "own", "test_sampling", {"prompt": "carol?"})
+        check("carol says hi" in text(r) and carol.sampled == ["carol?"], "sampling on 2026-07-28", text(r))
+        program = 'r = await call_tool(group="own", tool="test_elicitation", arguments={"message": "from a program"})\nr'
+        r = await modern.call_tool("run_code", {"code": program})
+        check("carol@example.com" in text(r) and carol.asked[-1] == "from a program", "a program's host call asks on 2026-07-28", text(r))
+
+        # By hand: the question, its state honoured for this very call only, once.
+        args = {"group": "own", "tool": "test_elicitation", "arguments": {"message": "by hand"}}
+        first = await modern.session.call_tool("call_tool", args, allow_input_required=True)
+        asked = getattr(first, "input_requests", None) or {}
+        check(
+            list(asked) == ["upstream-1"] and asked["upstream-1"].method == "elicitation/create",
+            "input_required names the upstream's question",
+            first,
+        )
+        state = first.request_state
+        decline = {"upstream-1": mcp.types.ElicitResult(action="decline")}
+        other = {**args, "arguments": {"message": "something else"}}
+        try:
+            await modern.session.call_tool("call_tool", other, input_responses=decline, request_state=state)
+            check(False, "another call's state is refused", "accepted")
+        except mcp.MCPError as e:
+            check("another call" in str(e), "another call's state is refused", str(e))
+        r = await modern.session.call_tool("call_tool", args, input_responses=decline, request_state=state)
+        check(not r.is_error and "action=decline" in text(r), "the person's decline reaches the upstream as given", text(r))
+        r = await modern.session.call_tool("call_tool", args, input_responses=decline, request_state=state)
+        check(r.is_error and "no longer waiting" in text(r), "a spent state: nothing more ran", text(r))
     print(f"{check.passed} passed, 0 failed")
     return 0
 

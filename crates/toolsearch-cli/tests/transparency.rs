@@ -339,7 +339,7 @@ fn an_upstreams_requests_and_notices_reach_the_session_whose_call_caused_them() 
     );
     let http = HttpGateway::start(&config);
     let out = run_python("pyenv", "relay_client.py", std::slice::from_ref(&http.url));
-    assert!(out.contains("20 passed, 0 failed"), "{out}");
+    assert!(out.contains("27 passed, 0 failed"), "{out}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -446,6 +446,28 @@ impl rmcp::ClientHandler for Updates {
     }
 }
 
+/// The offered URI of server-everything's first resource, once its tools are found.
+async fn everything_resource(client: &rmcp::Peer<RoleClient>) -> String {
+    let (found, _) = call(client, "discover_tools", json!({"query": "echo"})).await;
+    assert!(found["total"].as_u64() > Some(0), "{found}");
+    let resources = client.list_all_resources().await.expect("resources/list");
+    resources
+        .first()
+        .map(|r| r.uri.to_string())
+        .expect("a resource")
+}
+
+/// Asks server-everything to send an update for each subscribed resource (every 5 s).
+async fn start_updates(client: &rmcp::Peer<RoleClient>) {
+    let (_, is_error) = call(
+        client,
+        "call_tool",
+        json!({"group": "everything", "tool": "toggle-subscriber-updates", "arguments": {}}),
+    )
+    .await;
+    assert!(!is_error);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscribed_resources_updates_reach_the_session_under_the_name_it_used() {
     let config = write_config("subscribe", &everything_source());
@@ -457,27 +479,14 @@ async fn a_subscribed_resources_updates_reach_the_session_under_the_name_it_used
         .serve(TokioChildProcess::new(cmd).expect("spawn toolsearch serve"))
         .await
         .expect("initialize");
-    let (found, _) = call(&client, "discover_tools", json!({"query": "echo"})).await;
-    assert!(found["total"].as_u64() > Some(0), "{found}");
-    let resources = client.list_all_resources().await.expect("resources/list");
-    let offered = resources
-        .first()
-        .map(|r| r.uri.to_string())
-        .expect("a resource");
+    let offered = everything_resource(&client).await;
     assert!(offered.starts_with("toolsearch://everything/"), "{offered}");
     #[allow(deprecated)] // the handshake-era subscription, which this client speaks
     client
         .subscribe(rmcp::model::SubscribeRequestParams::new(offered.clone()))
         .await
         .expect("subscribed");
-    // server-everything sends an update for each subscribed resource every 5 s once asked to.
-    let (_, is_error) = call(
-        &client,
-        "call_tool",
-        json!({"group": "everything", "tool": "toggle-subscriber-updates", "arguments": {}}),
-    )
-    .await;
-    assert!(!is_error);
+    start_updates(&client).await;
     let started = Instant::now();
     loop {
         let got = updates.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -491,6 +500,59 @@ async fn a_subscribed_resources_updates_reach_the_session_under_the_name_it_used
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_clients_listen_stream_gets_the_updates_of_the_resources_it_names() {
+    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    use rmcp::{ClientLifecycleMode, ClientServiceExt};
+
+    let config = write_config("listen", &everything_source());
+    let http = HttpGateway::start(&config);
+    toolsearch_mcp::upstream::install_crypto_provider();
+    let transport = StreamableHttpClientTransport::with_client(
+        reqwest::Client::new(),
+        StreamableHttpClientTransportConfig::with_uri(http.url.clone()),
+    );
+    let client = ()
+        .serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("server/discover");
+    let version = client.peer_info().map(|i| i.protocol_version.to_string());
+    assert_eq!(version.as_deref(), Some("2026-07-28"));
+    let offered = everything_resource(&client).await;
+    let unknown = "toolsearch://everything/no/such/resource".to_owned();
+    let filter = SubscriptionFilter::builder()
+        .tools_list_changed()
+        .resource_subscriptions([offered.clone(), unknown])
+        .build();
+    let mut subscription = client
+        .peer()
+        .listen(filter)
+        .await
+        .expect("the gateway accepts resource subscriptions");
+    let acknowledged = subscription.acknowledged().resource_subscriptions.clone();
+    assert!(
+        acknowledged.is_some_and(|uris| uris.contains(&offered)),
+        "{:?}",
+        subscription.acknowledged()
+    );
+    start_updates(&client).await;
+    let note = tokio::time::timeout(Duration::from_secs(15), subscription.next())
+        .await
+        .expect("an update in time")
+        .expect("a valid notification");
+    let Some(ServerNotification::ResourceUpdatedNotification(update)) = note else {
+        panic!("a resource update, not {note:?}");
+    };
+    assert_eq!(update.params.uri, offered);
+    drop(subscription);
     client.cancel().await.expect("close");
 }
 

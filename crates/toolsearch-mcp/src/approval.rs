@@ -206,7 +206,7 @@ impl Waiting {
 }
 
 /// 128 random bits, hex: a handle nobody can guess.
-fn fresh_state() -> Option<String> {
+pub(crate) fn fresh_state() -> Option<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;
     Some(bytes.iter().map(|b| format!("{b:02x}")).collect())

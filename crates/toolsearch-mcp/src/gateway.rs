@@ -11,6 +11,7 @@
 //! settle (connected or failed), as `toolsearch check` and library users want.
 
 mod clients;
+pub(crate) use clients::Follower;
 mod reload;
 mod source;
 mod supervise;
@@ -29,6 +30,7 @@ use toolsearch::skills::Skills;
 use toolsearch::{Engine, EngineError, SourceTools, ToolDef};
 
 use crate::approval::Waiting;
+use crate::awaiting_input::AwaitingInput;
 use crate::metrics::Metrics;
 use crate::upstream::{Upstream, UpstreamEvent};
 pub use reload::{ReloadError, Reloaded};
@@ -144,6 +146,7 @@ pub struct Gateway {
     prompts_changed: watch::Sender<u64>,
     /// Approval questions sent in `input_required` results, until answered.
     waiting: Waiting,
+    awaiting_input: Arc<AwaitingInput>,
     /// What `/metrics` shows.
     metrics: Arc<Metrics>,
     /// Where new upstreams send their change events (sources added by a reload).
@@ -249,6 +252,7 @@ impl Gateway {
             resources_changed: watch::Sender::new(0),
             prompts_changed: watch::Sender::new(0),
             waiting: Waiting::default(),
+            awaiting_input: Arc::default(),
             metrics,
             events: events_tx,
             running: Mutex::new(running),
@@ -398,6 +402,11 @@ impl Gateway {
     /// Approval questions waiting for their answer.
     pub(crate) fn waiting(&self) -> &Waiting {
         &self.waiting
+    }
+
+    /// Calls waiting for their client's answers to what their upstreams asked (2026-07-28).
+    pub(crate) fn awaiting_input(&self) -> &Arc<AwaitingInput> {
+        &self.awaiting_input
     }
 
     /// The access configuration (callers, policies).

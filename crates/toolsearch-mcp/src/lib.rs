@@ -8,6 +8,7 @@
 //   stdio                     — the line transport: the server's stdin/stdout, a stdio upstream's
 //   trace_context             — W3C trace context: from a request, on to upstreams
 //   downstream                — the client request a call serves: relays, progress, log level
+//   approval, awaiting_input  — asking the person; calls waiting for their client's input
 //   upstream                  — one upstream MCP server: connect (stdio, HTTP), list, call
 //   auth                      — who is calling: client tokens and JWTs → the caller's identity
 //   audit, metrics, telemetry — the audit log file; Prometheus metrics; OTLP traces
@@ -24,6 +25,7 @@ mod accept;
 mod approval;
 mod audit;
 pub mod auth;
+mod awaiting_input;
 mod convert;
 pub mod decode;
 mod downstream;

@@ -26,7 +26,7 @@ use serde_json::Value;
 use toolsearch::exec::Session;
 
 use crate::Gateway;
-use crate::downstream::SessionLink;
+use crate::gateway::Follower;
 pub use crate::offered::{prompt_name, resource_uri, split_prompt_name, split_resource_uri};
 use crate::upstream::{Upstream, describe};
 
@@ -393,39 +393,43 @@ async fn own_list(
     list_one(None, upstream, session, kind).await
 }
 
-/// `resources/subscribe` of an offered URI: the session follows it, and its upstream is asked
-/// to send updates when this is the first session to follow it there. Updates come back as
-/// `notifications/resources/updated` under the offered URI.
-#[allow(deprecated)] // the handshake-era subscription; 2026-07-28 clients use `listen`
+/// A subscription to an offered URI (`resources/subscribe`, or a URI of a
+/// `subscriptions/listen`): `follower` follows it, and its upstream is asked to send updates
+/// when this is the first to follow it there. Updates come back under the name the follower
+/// used.
+#[allow(deprecated)] // the upstream's subscription is the handshake era's `resources/subscribe`
 pub(crate) async fn subscribe(
     gateway: &Gateway,
     session: &Arc<Session>,
-    link: &Arc<SessionLink>,
+    follower: &Follower,
     offered: &str,
 ) -> Result<(), McpError> {
     let (source, own, renamed) = locate(gateway, session, Name::Resource(offered)).await?;
     let peer = peer_of(gateway, session, &source).await?;
-    if gateway.clients().subscribe(link, &source, &own, renamed) {
+    if gateway
+        .clients()
+        .subscribe(follower, &source, &own, renamed)
+    {
         let params = SubscribeRequestParams::new(own.clone());
         if let Err(e) = within(&source, peer.subscribe(params)).await {
-            gateway.clients().unsubscribe(link, &source, &own);
+            gateway.clients().unsubscribe(follower, &source, &own);
             return Err(e);
         }
     }
     Ok(())
 }
 
-/// `resources/unsubscribe` of an offered URI; the upstream is told when no session follows it
+/// The end of a subscription to an offered URI; the upstream is told when nobody follows it
 /// any more.
-#[allow(deprecated)] // the handshake-era subscription; 2026-07-28 clients use `listen`
+#[allow(deprecated)] // the upstream's subscription is the handshake era's `resources/subscribe`
 pub(crate) async fn unsubscribe(
     gateway: &Gateway,
     session: &Arc<Session>,
-    link: &Arc<SessionLink>,
+    follower: &Follower,
     offered: &str,
 ) -> Result<(), McpError> {
     let (source, own, _) = locate(gateway, session, Name::Resource(offered)).await?;
-    if gateway.clients().unsubscribe(link, &source, &own) {
+    if gateway.clients().unsubscribe(follower, &source, &own) {
         let peer = peer_of(gateway, session, &source).await?;
         within(
             &source,
@@ -434,6 +438,54 @@ pub(crate) async fn unsubscribe(
         .await?;
     }
     Ok(())
+}
+
+/// The resources one `subscriptions/listen` stream follows (2026-07-28): each is subscribed to
+/// as `resources/subscribe` would, and all are let go when the stream ends.
+#[derive(Debug)]
+pub(crate) struct Following<'a> {
+    gateway: &'a Gateway,
+    session: Arc<Session>,
+    follower: &'a Follower,
+    followed: std::sync::Mutex<Vec<String>>,
+}
+
+impl<'a> Following<'a> {
+    /// What `follower` (a stream of `session`'s) follows: nothing yet.
+    pub(crate) fn new(gateway: &'a Gateway, session: Arc<Session>, follower: &'a Follower) -> Self {
+        Self {
+            gateway,
+            session,
+            follower,
+            followed: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Follows the resource offered as `uri`; one no source has, or whose source refuses, is
+    /// logged and not followed (the stream has no way to say so to the client).
+    pub(crate) async fn follow(&self, uri: &str) {
+        match subscribe(self.gateway, &self.session, self.follower, uri).await {
+            Ok(()) => self
+                .followed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(uri.to_owned()),
+            Err(e) => {
+                tracing::info!(uri, error = %e.message, "a subscriptions/listen resource cannot be followed")
+            }
+        }
+    }
+
+    /// Lets every followed resource go (its upstream is told when nobody follows it any more).
+    pub(crate) async fn end(self) {
+        let followed =
+            std::mem::take(&mut *self.followed.lock().unwrap_or_else(|p| p.into_inner()));
+        for uri in followed {
+            if let Err(e) = unsubscribe(self.gateway, &self.session, self.follower, &uri).await {
+                tracing::debug!(uri, error = %e.message, "an upstream subscription could not be ended");
+            }
+        }
+    }
 }
 
 /// `completion/complete` for an offered prompt name or resource template, asked of its source

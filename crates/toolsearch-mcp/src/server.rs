@@ -14,7 +14,10 @@ use rmcp::model::{
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, RequestParamsMeta,
     ServerCapabilities, SubscriptionFilter,
 };
-use rmcp::model::{ClientNotification, ClientRequest, ServerResult};
+use rmcp::model::{
+    ClientNotification, ClientRequest, ResourceUpdatedNotification,
+    ResourceUpdatedNotificationParam, ServerNotification, ServerResult,
+};
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, SubscribeRequestParams, UnsubscribeRequestParams,
 };
@@ -23,15 +26,19 @@ use rmcp::service::{
 };
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::Value;
+use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 use toolsearch::exec::{Approver, CallResult, Session, with_approver};
 use tracing::Instrument;
 
 use crate::approval::{self, Answered, Elicit};
 use crate::auth::CallerIdentity;
+use crate::awaiting_input::{self, Resumed};
 use crate::convert;
-use crate::downstream::{self, SessionLink};
+use crate::downstream::{self, Route, Served, SessionLink};
+use crate::gateway::Follower;
 use crate::metrics::SessionGuard;
+use crate::passthrough::Following;
 use crate::{Gateway, passthrough, trace_context, wire_fields};
 
 /// The MCP methods rmcp parses into typed requests: one that arrives as a custom request failed
@@ -225,6 +232,61 @@ impl Handler {
         Ok(bound.session.clone())
     }
 
+    /// Runs one `subscriptions/listen` stream: the list changes it asked for, and the updates
+    /// of the resources it named, until the client ends it or the gateway stops.
+    async fn stream_changes(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let mut tools = self.gateway.engine().subscribe_tool_changes();
+        let mut resources = self.gateway.subscribe_resource_changes();
+        let mut prompts = self.gateway.subscribe_prompt_changes();
+        tools.mark_unchanged();
+        resources.mark_unchanged();
+        prompts.mark_unchanged();
+        let sink = context.sink();
+        let accepted = sink.accepted();
+        let wants_tools = accepted.tools_list_changed == Some(true);
+        let wants_resources = accepted.resources_list_changed == Some(true);
+        let wants_prompts = accepted.prompts_list_changed == Some(true);
+        // The resources it follows: each one's upstream is asked for updates (once, however
+        // many follow it), which come back here under the URI the client named.
+        let (updates, mut updated) = mpsc::unbounded_channel();
+        let follower = Follower::Stream(updates);
+        let session = self.session(context.request_context())?;
+        let following = Following::new(&self.gateway, session, &follower);
+        for uri in accepted.resource_subscriptions.iter().flatten() {
+            following.follow(uri).await;
+        }
+        loop {
+            // A closed channel means the gateway is gone: end the subscription gracefully. Only
+            // the kinds the client asked for are sent (the sink refuses the others).
+            let sent = tokio::select! {
+                () = context.cancelled() => break,
+                c = tools.changed() => {
+                    c.is_ok() && (!wants_tools || sink.notify_tool_list_changed().await.is_ok())
+                }
+                c = resources.changed() => {
+                    c.is_ok()
+                        && (!wants_resources || sink.notify_resource_list_changed().await.is_ok())
+                }
+                c = prompts.changed() => {
+                    c.is_ok() && (!wants_prompts || sink.notify_prompt_list_changed().await.is_ok())
+                }
+                Some(uri) = updated.recv() => {
+                    let update = ResourceUpdatedNotification::new(
+                        ResourceUpdatedNotificationParam::new(uri),
+                    );
+                    sink.send(ServerNotification::ResourceUpdatedNotification(update))
+                        .await
+                        .is_ok()
+                }
+            };
+            if !sent {
+                break;
+            }
+        }
+        following.end().await;
+        Ok(())
+    }
+
     /// Answers one `tools/call` (inside its span, with the caller's trace context set).
     async fn answer_call(
         &self,
@@ -237,14 +299,56 @@ impl Handler {
             Some(m) => Value::Object(m),
             None => Value::Null,
         };
+        // On 2026-07-28 a server asks its client between requests: what the upstreams ask
+        // during a call is answered `input_required`, and the call waits for the next request.
+        let between_requests = context
+            .protocol_version()
+            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        let route = || {
+            Route::new(
+                self.link(&context.peer),
+                context.meta.get_progress_token(),
+                between_requests
+                    .then(|| context.client_capabilities())
+                    .flatten(),
+            )
+        };
+        // The client comes back with the answers to what a parked call of its asked.
+        if let Some(state) = request
+            .request_state
+            .as_deref()
+            .filter(|s| awaiting_input::is_call_state(s))
+        {
+            let caller = caller_key(&context);
+            let awaiting = self.gateway.awaiting_input();
+            let parked = match awaiting.take(state, caller, &request.name, &arguments) {
+                Resumed::Call(parked) => parked,
+                Resumed::Gone => {
+                    return Ok(CallToolResponse::Complete(convert::mcp_result(
+                        CallResult::text(NOT_WAITING, true),
+                    )));
+                }
+                Resumed::NotThisCall => {
+                    return Err(McpError::invalid_params(
+                        "requestState was issued for another call (another caller, tool or arguments)",
+                        None,
+                    ));
+                }
+            };
+            let served = parked
+                .resume(
+                    route(),
+                    request.input_responses.as_ref(),
+                    context.ct.clone(),
+                )
+                .await;
+            return Ok(self.answer_of(served, caller, &request.name, arguments, None));
+        }
         // A client's first search, the instant `initialize` returns, finds the tools of the
         // sources still connecting: it waits for them (bounded), never answers empty silently.
         self.gateway.await_startup(&request.name, &arguments).await;
         let approver: Option<Arc<dyn Approver>> = if engine.asks_for_approval() {
             let can_ask = approval::can_elicit(context.client_capabilities().as_ref());
-            let between_requests = context
-                .protocol_version()
-                .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
             match (can_ask, between_requests) {
                 (false, _) => None,
                 (true, false) => Some(Arc::new(Elicit::new(context.peer.clone()))),
@@ -285,31 +389,64 @@ impl Handler {
                 .map(str::to_owned)
         };
         let target = part("group").zip(part("tool"));
-        let call = async {
-            let call = engine.handle_in(&session, &request.name, arguments);
-            match approver {
-                Some(a) => with_approver(a, call).await,
-                None => call.await,
+        // What a parked call is kept under: only a 2026-07-28 call can be parked.
+        let asked_with = between_requests.then(|| arguments.clone());
+        let call = {
+            let engine = engine.clone();
+            let name = request.name.clone();
+            async move {
+                let call = engine.handle_in(&session, &name, arguments);
+                match approver {
+                    Some(a) => with_approver(a, call).await,
+                    None => call.await,
+                }
             }
         };
-        // The upstreams this call reaches relay their requests to this client from here, send
-        // it their progress, and are told when the client cancels.
-        let served = downstream::serve(
-            self.link(&context.peer),
-            context.meta.get_progress_token(),
-            context
-                .protocol_version()
-                .is_none_or(|v| v < ProtocolVersion::V_2026_07_28),
-            context.ct.clone(),
-            // Boxed: the engine's call future is large, and is moved on its way in.
-            Box::pin(call),
-        )
-        .await;
-        let result = served
-            .unwrap_or_else(|| CallResult::text(cancelled_message(&request.name, target), true));
-        Ok(CallToolResponse::Complete(convert::mcp_result(result)))
+        // The upstreams this call reaches relay their requests to this client from here (or,
+        // on 2026-07-28, ask them in this request's answer), send it their progress, and are
+        // told when the client cancels.
+        let served = downstream::serve(route(), !between_requests, context.ct.clone(), call).await;
+        let caller = caller_key(&context);
+        Ok(self.answer_of(
+            served,
+            caller,
+            &request.name,
+            asked_with.unwrap_or_default(),
+            target,
+        ))
+    }
+
+    /// The answer to a `tools/call` that ended `served`: its result, what a cancelled call
+    /// says, or the questions of a call parked for its client's input (kept under `caller`,
+    /// `name` and `arguments`).
+    fn answer_of(
+        &self,
+        served: Served<CallResult>,
+        caller: Option<&str>,
+        name: &str,
+        arguments: Value,
+        target: Option<(String, String)>,
+    ) -> CallToolResponse {
+        let result = match served {
+            Served::Done(result) => result,
+            Served::Cancelled => CallResult::text(cancelled_message(name, target), true),
+            Served::Asks(parked) => {
+                match self
+                    .gateway
+                    .awaiting_input()
+                    .park(caller, name, arguments, parked)
+                {
+                    Ok(questions) => return CallToolResponse::InputRequired(questions),
+                    Err(why) => CallResult::text(why, true),
+                }
+            }
+        };
+        CallToolResponse::Complete(convert::mcp_result(result))
     }
 }
+
+/// What an answer to a parked call that no longer waits gets.
+const NOT_WAITING: &str = "the call these answers are for is no longer waiting for them (it was answered already, was cancelled, or waited more than ten minutes); nothing more of it ran: inspect its effects, then call the tool again";
 
 impl ServerHandler for Handler {
     #[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, in the protocols we speak
@@ -388,50 +525,23 @@ impl ServerHandler for Handler {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        // Clients on protocol 2026-07-28 (stateless HTTP among them) hear about tool-list
-        // changes only through `subscriptions/listen`; the SDK intersects this with the request.
-        let _ = requested;
-        Some(
-            SubscriptionFilter::builder()
-                .tools_list_changed()
-                .resources_list_changed()
-                .prompts_list_changed()
-                .build(),
-        )
+        // Clients on protocol 2026-07-28 (stateless HTTP among them) hear about list changes
+        // and resource updates only through `subscriptions/listen`; the SDK intersects this
+        // with the request and with the capabilities offered.
+        let mut accepted = SubscriptionFilter::builder()
+            .tools_list_changed()
+            .resources_list_changed()
+            .prompts_list_changed()
+            .build();
+        accepted
+            .resource_subscriptions
+            .clone_from(&requested.resource_subscriptions);
+        Some(accepted)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        let mut tools = self.gateway.engine().subscribe_tool_changes();
-        let mut resources = self.gateway.subscribe_resource_changes();
-        let mut prompts = self.gateway.subscribe_prompt_changes();
-        tools.mark_unchanged();
-        resources.mark_unchanged();
-        prompts.mark_unchanged();
-        let sink = context.sink();
-        let accepted = sink.accepted();
-        let wants_tools = accepted.tools_list_changed == Some(true);
-        let wants_resources = accepted.resources_list_changed == Some(true);
-        let wants_prompts = accepted.prompts_list_changed == Some(true);
-        loop {
-            // A closed channel means the gateway is gone: end the subscription gracefully. Only
-            // the kinds the client asked for are sent (the sink refuses the others).
-            let sent = tokio::select! {
-                () = context.cancelled() => return Ok(()),
-                c = tools.changed() => {
-                    c.is_ok() && (!wants_tools || sink.notify_tool_list_changed().await.is_ok())
-                }
-                c = resources.changed() => {
-                    c.is_ok()
-                        && (!wants_resources || sink.notify_resource_list_changed().await.is_ok())
-                }
-                c = prompts.changed() => {
-                    c.is_ok() && (!wants_prompts || sink.notify_prompt_list_changed().await.is_ok())
-                }
-            };
-            if !sent {
-                return Ok(());
-            }
-        }
+        // Boxed: rmcp moves every request's handler future into a task, and this one is large.
+        Box::pin(self.stream_changes(context)).await
     }
 
     async fn list_resources(
@@ -517,11 +627,11 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let session = self.session(&context)?;
-        let link = self.link(&context.peer);
+        let follower = Follower::session(&self.link(&context.peer));
         Box::pin(passthrough::subscribe(
             &self.gateway,
             &session,
-            &link,
+            &follower,
             &request.uri,
         ))
         .await
@@ -534,11 +644,11 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let session = self.session(&context)?;
-        let link = self.link(&context.peer);
+        let follower = Follower::session(&self.link(&context.peer));
         Box::pin(passthrough::unsubscribe(
             &self.gateway,
             &session,
-            &link,
+            &follower,
             &request.uri,
         ))
         .await

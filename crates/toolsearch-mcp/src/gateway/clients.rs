@@ -1,8 +1,9 @@
 //! The gateway's client sessions as its upstreams' notices reach them: an upstream's log
 //! messages (to the sessions whose calls were in flight on its connection, else to every
 //! session, each at the level it asked for, `logger` prefixed with the source's name), its
-//! resource updates (to the sessions subscribed to that resource, under the offered URI), and
-//! the log level asked of the upstreams (the most detailed level any session asked for).
+//! resource updates (to the sessions subscribed to that resource and the `subscriptions/listen`
+//! streams following it, under the name each used), and the log level asked of the upstreams
+//! (the most detailed level any session asked for).
 
 // MCP logging (`logging/setLevel`, `notifications/message`) is deprecated by SEP-2577 in rmcp,
 // and still part of the protocol versions the gateway speaks.
@@ -13,6 +14,7 @@ use std::sync::{Arc, Mutex, Weak};
 use rmcp::model::{
     LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
 };
+use tokio::sync::mpsc;
 
 use super::{Gateway, lock};
 use crate::downstream::{SessionLink, rank};
@@ -27,14 +29,46 @@ pub(crate) struct Clients {
     level: Mutex<Option<LoggingLevel>>,
 }
 
-/// A session following a resource.
+/// Who follows a resource: a session (`resources/subscribe`, told by a plain notification), or
+/// a `subscriptions/listen` stream (2026-07-28; told through the stream's channel, which takes
+/// the name it subscribed with).
+#[derive(Debug, Clone)]
+pub(crate) enum Follower {
+    Session(Weak<SessionLink>),
+    Stream(mpsc::UnboundedSender<String>),
+}
+
+impl Follower {
+    /// A session's.
+    pub(crate) fn session(link: &Arc<SessionLink>) -> Self {
+        Follower::Session(Arc::downgrade(link))
+    }
+
+    /// Whether it still listens.
+    fn alive(&self) -> bool {
+        match self {
+            Follower::Session(link) => link.strong_count() > 0,
+            Follower::Stream(updates) => !updates.is_closed(),
+        }
+    }
+
+    fn same(&self, other: &Follower) -> bool {
+        match (self, other) {
+            (Follower::Session(a), Follower::Session(b)) => Weak::ptr_eq(a, b),
+            (Follower::Stream(a), Follower::Stream(b)) => a.same_channel(b),
+            _ => false,
+        }
+    }
+}
+
+/// A follower of a resource.
 #[derive(Debug)]
 struct Subscription {
-    link: Weak<SessionLink>,
+    follower: Follower,
     source: String,
     /// The resource's URI at its source.
     uri: String,
-    /// The session named it by its offered URI (`toolsearch://<source>/<uri>`), not the
+    /// The follower named it by its offered URI (`toolsearch://<source>/<uri>`), not the
     /// source's own: its updates come under the name it used.
     renamed: bool,
 }
@@ -42,12 +76,6 @@ struct Subscription {
 impl Subscription {
     fn is(&self, source: &str, uri: &str) -> bool {
         self.source == source && self.uri == uri
-    }
-
-    fn of(&self, link: &Arc<SessionLink>) -> bool {
-        self.link
-            .upgrade()
-            .is_some_and(|l| SessionLink::same(&l, link))
     }
 }
 
@@ -65,21 +93,24 @@ impl Clients {
         sessions.push(Arc::downgrade(link));
     }
 
-    /// Notes that `link`'s session follows resource `uri` of `source` (named by its offered
-    /// URI when `renamed`); whether it is the first session to (the upstream must be told).
+    /// Notes that `follower` follows resource `uri` of `source` (named by its offered URI when
+    /// `renamed`); whether it is the first to (the upstream must be told).
     pub(crate) fn subscribe(
         &self,
-        link: &Arc<SessionLink>,
+        follower: &Follower,
         source: &str,
         uri: &str,
         renamed: bool,
     ) -> bool {
         let mut subs = lock(&self.subscriptions);
-        subs.retain(|s| s.link.strong_count() > 0);
+        subs.retain(|s| s.follower.alive());
         let first = !subs.iter().any(|s| s.is(source, uri));
-        if !subs.iter().any(|s| s.is(source, uri) && s.of(link)) {
+        if !subs
+            .iter()
+            .any(|s| s.is(source, uri) && s.follower.same(follower))
+        {
             subs.push(Subscription {
-                link: Arc::downgrade(link),
+                follower: follower.clone(),
                 source: source.to_owned(),
                 uri: uri.to_owned(),
                 renamed,
@@ -88,11 +119,11 @@ impl Clients {
         first
     }
 
-    /// Notes that `link`'s session no longer follows resource `uri` of `source`; whether no
-    /// session follows it any more (the upstream may be told).
-    pub(crate) fn unsubscribe(&self, link: &Arc<SessionLink>, source: &str, uri: &str) -> bool {
+    /// Notes that `follower` no longer follows resource `uri` of `source`; whether nobody
+    /// follows it any more (the upstream may be told).
+    pub(crate) fn unsubscribe(&self, follower: &Follower, source: &str, uri: &str) -> bool {
         let mut subs = lock(&self.subscriptions);
-        subs.retain(|s| s.link.strong_count() > 0 && !(s.is(source, uri) && s.of(link)));
+        subs.retain(|s| s.follower.alive() && !(s.is(source, uri) && s.follower.same(follower)));
         !subs.iter().any(|s| s.is(source, uri))
     }
 }
@@ -153,23 +184,55 @@ impl Gateway {
         }
     }
 
-    /// An upstream's resource changed: every session following it hears of it.
+    /// An upstream's resource changed: everyone following it hears of it.
     pub(crate) async fn resource_updated(&self, source: &str, uri: &str) {
-        let targets: Vec<(Arc<SessionLink>, bool)> = {
+        let targets: Vec<(Follower, bool)> = {
             let mut subs = lock(&self.clients.subscriptions);
-            subs.retain(|s| s.link.strong_count() > 0);
+            subs.retain(|s| s.follower.alive());
             subs.iter()
                 .filter(|s| s.is(source, uri))
-                .filter_map(|s| Some((s.link.upgrade()?, s.renamed)))
+                .map(|s| (s.follower.clone(), s.renamed))
                 .collect()
         };
         let offered = resource_uri(source, uri);
-        for (link, renamed) in targets {
+        for (follower, renamed) in targets {
             let name = if renamed { &offered } else { uri };
-            let params = ResourceUpdatedNotificationParam::new(name.to_owned());
-            if let Err(e) = link.peer().notify_resource_updated(params).await {
-                tracing::debug!(source, error = %e, "a resource update could not reach a client");
+            match follower {
+                Follower::Session(link) => {
+                    let Some(link) = link.upgrade() else { continue };
+                    let params = ResourceUpdatedNotificationParam::new(name.to_owned());
+                    if let Err(e) = link.peer().notify_resource_updated(params).await {
+                        tracing::debug!(source, error = %e, "a resource update could not reach a client");
+                    }
+                }
+                Follower::Stream(updates) => {
+                    let _ = updates.send(name.to_owned());
+                }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_upstream_is_asked_by_the_first_follower_and_let_go_by_the_last() {
+        let clients = Clients::default();
+        let (stream, updates) = mpsc::unbounded_channel();
+        let stream = Follower::Stream(stream);
+        assert!(clients.subscribe(&stream, "docs", "file:///a", true));
+        // Again, or another resource's first follower.
+        assert!(!clients.subscribe(&stream, "docs", "file:///a", true));
+        assert!(clients.subscribe(&stream, "docs", "file:///b", false));
+        let (other, _kept) = mpsc::unbounded_channel();
+        let other = Follower::Stream(other);
+        assert!(!clients.subscribe(&other, "docs", "file:///a", true));
+        assert!(!clients.unsubscribe(&stream, "docs", "file:///a"));
+        assert!(clients.unsubscribe(&other, "docs", "file:///a"));
+        // A stream that ended follows nothing: the next follower is the first again.
+        drop(updates);
+        assert!(clients.subscribe(&other, "docs", "file:///b", false));
     }
 }

@@ -90,16 +90,6 @@ impl UpstreamClient {
             };
             ErrorData::new(ErrorCode::INVALID_REQUEST, message, None)
         })?;
-        if !downstream.takes_requests() {
-            return Err(ErrorData::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                format!(
-                    "the client whose call caused this {} speaks protocol 2026-07-28, where a server sends no requests while a call runs; the gateway does not turn an upstream's request into an input_required answer",
-                    need.method()
-                ),
-                None,
-            ));
-        }
         if !need.has(downstream.capabilities().as_ref()) {
             return Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,

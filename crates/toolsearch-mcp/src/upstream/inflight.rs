@@ -82,7 +82,7 @@ impl Drop for InflightGuard {
         // The session of the call that ended last (the usual case): only its time moves on. (A
         // weak reference keeps its allocation, so no other session can share the address.)
         if let Some((last, at)) = ended.last_mut()
-            && std::ptr::eq(last.as_ptr(), Arc::as_ptr(session))
+            && std::ptr::eq(last.as_ptr(), Arc::as_ptr(&session))
         {
             *at = now;
             return;
@@ -91,7 +91,7 @@ impl Drop for InflightGuard {
         if ended.len() == ENDED {
             ended.remove(0);
         }
-        ended.push((Arc::downgrade(session), now));
+        ended.push((Arc::downgrade(&session), now));
     }
 }
 
@@ -212,8 +212,8 @@ impl Inflight {
         let mut out: Vec<Arc<SessionLink>> = Vec::new();
         for e in calls {
             let s = e.downstream.session();
-            if !out.iter().any(|o| SessionLink::same(o, s)) {
-                out.push(s.clone());
+            if !out.iter().any(|o| SessionLink::same(o, &s)) {
+                out.push(s);
             }
         }
         out
