@@ -6,7 +6,8 @@ Usage: relay_client.py URL
 
 The gateway serves tests/mcp-servers/conformance-server.mjs twice: group `shared` (one
 connection for every session, `sampling = false`) and group `own` (`per_session = true`,
-CodeAct may call it). Three sessions: A and B declare elicitation, sampling and logging; C
+CodeAct may call it); and tests/python/upstream_server.py over HTTP as group `asker` (protocol
+2026-07-28: it asks in `input_required` answers). Three sessions: A and B declare elicitation, sampling and logging; C
 declares nothing; then a client on protocol 2026-07-28, asked through `input_required`. Prints "N passed, 0 failed" and exits 0 when every check holds.
 """
 
@@ -30,7 +31,8 @@ class Person:
         if self.while_asked is not None:
             job, self.while_asked = self.while_asked, None
             await job()
-        return mcp.types.ElicitResult(action="accept", content={"username": self.name, "email": f"{self.name}@example.com"})
+        content = {"username": self.name, "email": f"{self.name}@example.com", "note": f"{self.name} agrees"}
+        return mcp.types.ElicitResult(action="accept", content=content)
 
     async def sample(self, context, params):
         self.sampled.append(params.messages[0].content.text)
@@ -94,9 +96,16 @@ async def main(url: str) -> int:
         check(len(inner) == 1 and "alice@example.com" in text(inner[0]), "alice's own-connection call", [text(i) for i in inner])
         check(alice.asked[-1] == "alice, own" and bob.asked[-1] == "bob, own", "each asked once more", (alice.asked, bob.asked))
 
+        # An upstream on protocol 2026-07-28 asks in an input_required answer: the gateway puts
+        # the question to the caller and repeats the call with the answer.
+        r = await call(a, "asker", "confirm", {"what": "deploy"})
+        check(text(r) == "deploy: accept alice agrees" and alice.asked[-1] == "May I deploy?", "an upstream's input_required, asked of the caller", text(r))
+
         # A client that cannot elicit: an error, never a made-up "decline".
         r = await call(c, "own", "test_elicitation", {"message": "for nobody"})
         check(r.is_error and "did not declare" in text(r), "no capability: an error", text(r))
+        r = await call(c, "asker", "confirm", {"what": "guess"})
+        check(r.is_error and "did not declare" in text(r), "no capability, input_required: an error", text(r))
 
         # Sampling: refused where the source says sampling = false, relayed elsewhere.
         r = await call(a, "shared", "test_sampling", {"prompt": "hello?"})
@@ -148,9 +157,11 @@ async def main(url: str) -> int:
         check(len(carol.logs) == 3 and {m.logger for m in carol.logs} == {"own"}, "logs on 2026-07-28", carol.logs)
         r = await call(modern, "own", "test_elicitation", {"message": "for carol"})
         check(not r.is_error and "carol@example.com" in text(r), "elicitation on 2026-07-28 answered by carol", text(r))
-        check(carol.asked == ["for carol"] and alice.asked[-1] == "alice, own", "only carol was asked", carol.asked)
+        check(carol.asked == ["for carol"] and "for carol" not in alice.asked + bob.asked, "only carol was asked", carol.asked)
         r = await call(modern, "own", "test_sampling", {"prompt": "carol?"})
         check("carol says hi" in text(r) and carol.sampled == ["carol?"], "sampling on 2026-07-28", text(r))
+        r = await call(modern, "asker", "confirm", {"what": "ship"})
+        check(text(r) == "ship: accept carol agrees" and carol.asked[-1] == "May I ship?", "input_required both ways", text(r))
         program = 'r = await call_tool(group="own", tool="test_elicitation", arguments={"message": "from a program"})\nr'
         r = await modern.call_tool("run_code", {"code": program})
         check("carol@example.com" in text(r) and carol.asked[-1] == "from a program", "a program's host call asks on 2026-07-28", text(r))

@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 mod common;
 
 use common::{
-    HttpGateway, Listening, everything_source, misbehaving_source, reference_server_js, root,
-    run_python, temp_dir,
+    HttpGateway, Listening, everything_source, misbehaving_source, python, reference_server_js,
+    root, run_python, temp_dir,
 };
 
 type Client = RunningService<RoleClient, ()>;
@@ -329,17 +329,25 @@ fn fixture_source(name: &str, extra: &str) -> String {
 
 #[test]
 fn an_upstreams_requests_and_notices_reach_the_session_whose_call_caused_them() {
+    // The Python SDK's server over HTTP, which speaks 2026-07-28 and asks in input_required.
+    let mut asker = std::process::Command::new(python("pyenv"));
+    asker
+        .arg(root().join("tests/python/upstream_server.py"))
+        .arg("--http")
+        .stderr(std::process::Stdio::null());
+    let asker = Listening::start(asker, "the Python SDK's server");
     let config = write_config(
         "relay",
         &format!(
-            "[codeact]\nenabled = true\n\n{}{}",
+            "[codeact]\nenabled = true\n\n{}{}[[source]]\nname = \"asker\"\nurl = {:?}\ngroup = \"asker\"\ndescription = \"Asks before it acts\"\n",
             fixture_source("shared", "sampling = false"),
             fixture_source("own", "per_session = true\ncodeact = true"),
+            asker.1,
         ),
     );
     let http = HttpGateway::start(&config);
     let out = run_python("pyenv", "relay_client.py", std::slice::from_ref(&http.url));
-    assert!(out.contains("27 passed, 0 failed"), "{out}");
+    assert!(out.contains("30 passed, 0 failed"), "{out}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -204,8 +204,9 @@ impl Connection {
 /// How a tool is called on a live connection.
 #[derive(Debug, Clone)]
 enum Caller {
-    /// Through rmcp's peer.
-    Peer(Peer<RoleClient>),
+    /// Through rmcp's peer; the connection's client answers what the upstream asks in an
+    /// `input_required` result.
+    Peer(Peer<RoleClient>, UpstreamClient),
     /// On a stdio upstream's call lane.
     Lane(StdioLane),
 }
@@ -222,8 +223,12 @@ impl Caller {
     ) -> Result<rmcp::model::CallToolResult, ServiceError> {
         let progress = inflight.filter(|(_, wants)| *wants).map(|(guard, _)| guard);
         let answer = match (self, progress) {
-            (Caller::Peer(peer), None) => return peer.call_tool(params).await,
-            (Caller::Peer(peer), Some(guard)) => call_with_progress(peer, params, guard).await,
+            (Caller::Peer(peer, client), None) => {
+                return call_rounds(peer, client, params, None).await;
+            }
+            (Caller::Peer(peer, client), Some(guard)) => {
+                call_rounds(peer, client, params, Some(guard)).await
+            }
             (Caller::Lane(lane), progress) => {
                 if let Some(guard) = progress {
                     let token = next_progress_token();
@@ -253,13 +258,73 @@ fn next_progress_token() -> rmcp::model::ProgressToken {
     rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(n as i64))
 }
 
-/// `tools/call` through rmcp's peer, noting the progress token rmcp gives it before its answer
-/// can come; dropped before the answer, it tells the upstream the call is cancelled.
+/// Rounds of an upstream's `input_required` answers driven at most for one call (as rmcp's
+/// client drives them).
+const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+
+/// `tools/call` through rmcp's peer (with progress when `progress` is given). An upstream on
+/// protocol 2026-07-28 that answers `input_required` has its questions put to the client whose
+/// call it is (through `client`, as a request sent mid-call would be) and the call repeated
+/// with the answers and its `requestState`, until it answers; one that answers with a state
+/// alone is asked again after a growing pause.
+async fn call_rounds(
+    peer: &Peer<RoleClient>,
+    client: &UpstreamClient,
+    mut params: rmcp::model::CallToolRequestParams,
+    progress: Option<&inflight::InflightGuard>,
+) -> Result<rmcp::model::CallToolResult, ServiceError> {
+    use rmcp::model::CallToolResponse;
+
+    let mut pauses = 0u32;
+    for _ in 0..MAX_INPUT_ROUNDS {
+        // Kept for another round only when this one may need it: most upstreams ask nothing,
+        // and the arguments are not copied for them.
+        let again = peer
+            .peer_info()
+            .is_some_and(|i| i.protocol_version >= rmcp::model::ProtocolVersion::V_2026_07_28)
+            .then(|| params.clone());
+        let answer = match progress {
+            Some(guard) => call_with_progress(peer, params, guard).await?,
+            None => peer.call_tool_once(params).await?,
+        };
+        let asked = match answer {
+            CallToolResponse::Complete(result) => return Ok(result),
+            CallToolResponse::InputRequired(asked) => asked,
+            _ => return Err(ServiceError::UnexpectedResponse),
+        };
+        let Some(again) = again else {
+            return Err(ServiceError::UnexpectedResponse);
+        };
+        params = again;
+        let questions = asked.input_requests.unwrap_or_default();
+        if questions.is_empty() {
+            if asked.request_state.is_none() {
+                return Err(ServiceError::UnexpectedResponse);
+            }
+            tokio::time::sleep(Duration::from_millis(100 << pauses.min(4))).await;
+            pauses += 1;
+        }
+        let answers =
+            futures_util::future::try_join_all(questions.into_iter().map(
+                |(key, question)| async move { Ok((key, client.answer_input(question).await?)) },
+            ))
+            .await
+            .map_err(ServiceError::McpError)?;
+        params.input_responses = (!answers.is_empty()).then(|| answers.into_iter().collect());
+        params.request_state = asked.request_state;
+    }
+    Err(ServiceError::InputRequiredRoundsExceeded {
+        max_rounds: MAX_INPUT_ROUNDS,
+    })
+}
+
+/// One `tools/call` through rmcp's peer, noting the progress token rmcp gives it before its
+/// answer can come; dropped before the answer, it tells the upstream the call is cancelled.
 async fn call_with_progress(
     peer: &Peer<RoleClient>,
     params: rmcp::model::CallToolRequestParams,
     guard: &inflight::InflightGuard,
-) -> Result<rmcp::model::CallToolResult, ServiceError> {
+) -> Result<rmcp::model::CallToolResponse, ServiceError> {
     use rmcp::model::{CallToolRequest, CancelledNotificationParam, ServerResult};
     use rmcp::service::PeerRequestOptions;
 
@@ -292,7 +357,10 @@ async fn call_with_progress(
     let answer = handle.await_response().await;
     cancel.0 = None;
     match answer? {
-        ServerResult::CallToolResult(result) => Ok(result),
+        ServerResult::CallToolResult(result) => Ok(rmcp::model::CallToolResponse::Complete(result)),
+        ServerResult::InputRequiredResult(asked) => {
+            Ok(rmcp::model::CallToolResponse::InputRequired(asked))
+        }
         _ => Err(ServiceError::UnexpectedResponse),
     }
 }
@@ -479,7 +547,7 @@ impl Upstream {
         let c = guard.as_ref().filter(|c| c.is_open())?;
         Some(match &c.lane {
             Some(lane) => Caller::Lane(lane.clone()),
-            None => Caller::Peer(c.running.peer().clone()),
+            None => Caller::Peer(c.running.peer().clone(), c.running.service().clone()),
         })
     }
 

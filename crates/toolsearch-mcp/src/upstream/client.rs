@@ -13,11 +13,13 @@ use std::sync::Arc;
 use rmcp::model::{
     ClientCapabilities, ClientInfo, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
     CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode,
-    Implementation, ListRootsRequest, ListRootsResult, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ResourceUpdatedNotificationParam, ServerRequest,
+    Implementation, InputRequest, ListRootsRequest, ListRootsResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ResourceUpdatedNotificationParam,
+    ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, ServiceError};
 use rmcp::{ClientHandler, ErrorData};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::UpstreamEvent;
@@ -114,6 +116,34 @@ impl UpstreamClient {
                 None,
             ),
         })
+    }
+}
+
+impl UpstreamClient {
+    /// The client's answer to one question of the upstream's `input_required` result (an
+    /// upstream on protocol 2026-07-28 asks between requests), asked of the client whose call
+    /// it is as a request sent mid-call would be.
+    pub(super) async fn answer_input(&self, question: InputRequest) -> Result<Value, ErrorData> {
+        let (need, request) = match question {
+            InputRequest::Elicitation(r) => (Need::Elicitation, ServerRequest::ElicitRequest(r)),
+            InputRequest::CreateMessage(r) => {
+                (Need::Sampling, ServerRequest::CreateMessageRequest(r))
+            }
+            InputRequest::ListRoots(r) => (Need::Roots, ServerRequest::ListRootsRequest(r)),
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "the gateway cannot ask a client this kind of input",
+                    None,
+                ));
+            }
+        };
+        let answer = match (need, self.relay(need, request).await?) {
+            (Need::Elicitation, ClientResult::ElicitResult(r)) => serde_json::to_value(r),
+            (Need::Sampling, ClientResult::CreateMessageResult(r)) => serde_json::to_value(r),
+            (Need::Roots, ClientResult::ListRootsResult(r)) => serde_json::to_value(r),
+            _ => return Err(unexpected(need.method())),
+        };
+        answer.map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 }
 
