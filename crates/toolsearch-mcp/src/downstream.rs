@@ -384,16 +384,18 @@ impl<T> Drop for Away<T> {
 /// call to ask them in its answer (2026-07-28); [`Served::Cancelled`] when `cancelled` fires
 /// first (the client cancelled the request), and `call` is dropped then. A call that relays
 /// nothing (nearly every call) costs one allocation and one waker registration here.
-pub(crate) async fn serve<F>(
+pub(crate) fn serve<F>(
     route: Route,
     takes_requests: bool,
     cancelled: CancellationToken,
     call: F,
-) -> Served<F::Output>
+) -> impl Future<Output = Served<F::Output>> + Send
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    // Not an `async fn`: `call` (the engine's call, large) goes straight to the heap, never
+    // into the state of the request's future, which rmcp moves about.
     let current = Arc::new(Downstream {
         route: Mutex::new(route),
         takes_requests,
@@ -401,7 +403,7 @@ where
         relayed: AtomicWaker::new(),
     });
     let call = Running::Here(Box::pin(CURRENT.scope(current.clone(), call)));
-    drive(current, call, cancelled).await
+    drive(current, call, cancelled)
 }
 
 /// Polls `call` to its end for the request of `this`, relaying or parking what its upstreams
