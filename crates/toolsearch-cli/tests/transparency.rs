@@ -552,13 +552,19 @@ async fn a_2026_clients_listen_stream_gets_the_updates_of_the_resources_it_names
         subscription.acknowledged()
     );
     start_updates(&client).await;
-    let note = tokio::time::timeout(Duration::from_secs(15), subscription.next())
-        .await
-        .expect("an update in time")
-        .expect("a valid notification");
-    let Some(ServerNotification::ResourceUpdatedNotification(update)) = note else {
-        panic!("a resource update, not {note:?}");
-    };
+    // The stream carries the tool-list changes it asked for too: the first update is looked
+    // for among them.
+    let update = tokio::time::timeout(Duration::from_secs(15), async {
+        loop {
+            match subscription.next().await.expect("a valid notification") {
+                Some(ServerNotification::ResourceUpdatedNotification(update)) => break update,
+                Some(ServerNotification::ToolListChangedNotification(_)) => continue,
+                other => panic!("a resource update, not {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("an update in time");
     assert_eq!(update.params.uri, offered);
     drop(subscription);
     client.cancel().await.expect("close");
