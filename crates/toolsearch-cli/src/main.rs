@@ -3,6 +3,7 @@
 mod check;
 mod control;
 mod export;
+mod logging;
 mod reload;
 mod retrieval;
 mod serve;
@@ -78,27 +79,14 @@ fn config_path(path: Option<std::path::PathBuf>) -> std::path::PathBuf {
     path.unwrap_or_else(|| std::path::PathBuf::from("toolsearch.toml"))
 }
 
-/// Logs to stderr (stdout may carry MCP), filtered by `TOOLSEARCH_LOG` (default `warn`).
+/// Logs to stderr, filtered by `TOOLSEARCH_LOG` (see [`logging`]).
 fn init_logging() {
-    init_logging_with(None);
+    logging::init(None);
 }
 
-/// [`init_logging`], and the gateway's spans to `telemetry` when traces are configured (the
-/// log filter does not limit them).
+/// [`init_logging`], and the gateway's spans to `telemetry` when traces are configured.
 fn init_logging_with(telemetry: Option<&toolsearch_mcp::telemetry::Telemetry>) {
-    use tracing_subscriber::Layer;
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLSEARCH_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let logs = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_filter(filter);
-    let _ = tracing_subscriber::registry()
-        .with(logs)
-        .with(telemetry.map(|t| t.layer()))
-        .try_init();
+    logging::init(telemetry);
 }
 
 /// The error and its causes on one line.

@@ -13,7 +13,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use rmcp::ServiceExt;
 use toolsearch::config::load_config;
-use toolsearch_mcp::http::{HttpOptions, serve_http};
+use toolsearch_mcp::http::{ConnectionLimits, HttpOptions, serve_http};
 use toolsearch_mcp::replica::replica_name_problem;
 use toolsearch_mcp::telemetry::Telemetry;
 use toolsearch_mcp::{Authenticator, Gateway, GatewayServer, serve_ops};
@@ -81,6 +81,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     let session_limits = (config.max_http_sessions, config.http_session_idle);
+    let connection_limits =
+        ConnectionLimits::new(config.http_header_timeout, config.http_idle_timeout);
     let served = runtime.block_on(async {
         let mut signals = Signals::new().context("installing signal handlers")?;
         // Upstreams connect in the background: the client's `initialize` is answered at once.
@@ -109,6 +111,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             let options = HttpOptions::new(addr)
                 .with_auth(auth.map(Arc::new))
                 .with_session_limits(session_limits.0, session_limits.1)
+                .with_connection_limits(connection_limits)
                 .with_replica(a.replica.clone());
             if options.auth.is_none() && !addr.ip().is_loopback() {
                 tracing::warn!(%addr, "serving beyond loopback without [[client]], [auth.jwt] or {TOKEN_VAR}: anyone who can reach it can call every tool");

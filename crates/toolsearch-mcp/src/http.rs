@@ -12,7 +12,8 @@
 //! `jsonrpc`) instead of rmcp's `415`; a body over [`MAX_BODY_BYTES`] gets `413` with a
 //! JSON-RPC error; a `DELETE` that ends a session answers `200`. Open sessions are bounded: at
 //! most [`HttpOptions::max_sessions`] at once (a new one over it gets `503` and `Retry-After`),
-//! each closed after [`HttpOptions::session_idle`] unused. `/healthz` and `/readyz` are
+//! each closed after [`HttpOptions::session_idle`] unused; connections are bounded in time too
+//! ([`HttpOptions::connections`]). `/healthz` and `/readyz` are
 //! answered before any of this, without a token (see [`crate::health`]); `/metrics` after the
 //! authentication (see [`crate::scrape`]), as is `/v1/tool_search` (see [`crate::tool_search`]).
 
@@ -29,10 +30,13 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+pub use crate::accept::ConnectionLimits;
 use crate::accept::{HttpResponse, spawn_accept_loop};
-use crate::auth::Authenticator;
+use crate::auth::{Authenticator, CallerIdentity};
+use crate::in_progress::InProgress;
 use crate::replica::ReplicaSessions;
 use crate::server::Handler;
+use crate::session_owners::SessionOwners;
 use crate::{Gateway, jsonrpc};
 
 /// Where the protected-resource metadata (RFC 9728) is served.
@@ -62,6 +66,9 @@ pub struct HttpOptions {
     pub auth: Option<Arc<Authenticator>>,
     /// This replica's name, the prefix of its session ids (see [`crate::replica`]).
     pub replica: Option<String>,
+    /// How long a connection may take to send a request's head, and sit with no request in
+    /// progress.
+    pub connections: ConnectionLimits,
 }
 
 /// Default of [`HttpOptions::max_sessions`]: an open session holds ~160 KB here (BENCHMARKS.md),
@@ -81,7 +88,14 @@ impl HttpOptions {
             session_idle: DEFAULT_SESSION_IDLE,
             auth: None,
             replica: None,
+            connections: ConnectionLimits::default(),
         }
+    }
+
+    /// Sets the connection limits.
+    pub fn with_connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.connections = limits;
+        self
     }
 
     /// Names this replica: its session ids start with `<name>.` (checked with
@@ -193,7 +207,11 @@ enum Asks {
     Other,
 }
 
-async fn checked_body(body: Incoming) -> Result<(Bytes, Asks), HttpResponse> {
+/// A POST body read and checked: its bytes, what it asks, and its JSON-RPC id when it is a
+/// request.
+type Checked = (Bytes, Asks, Option<serde_json::Value>);
+
+async fn checked_body(body: Incoming) -> Result<Checked, HttpResponse> {
     use http_body_util::Limited;
     let collected = match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(c) => c.to_bytes(),
@@ -226,7 +244,11 @@ async fn checked_body(body: Incoming) -> Result<(Bytes, Asks), HttpResponse> {
                 },
                 _ => Asks::Other,
             };
-            Ok((collected, asks))
+            let id = match &message {
+                ClientJsonRpcMessage::Request(r) => serde_json::to_value(&r.id).ok(),
+                _ => None,
+            };
+            Ok((collected, asks, id))
         }
         Err(e) => {
             let body = match jsonrpc::classify(&collected, &e) {
@@ -240,6 +262,51 @@ async fn checked_body(body: Incoming) -> Result<(Bytes, Asks), HttpResponse> {
                 ),
             };
             Err(json_rpc_error(StatusCode::BAD_REQUEST, &body))
+        }
+    }
+}
+
+/// The header naming a request's MCP session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// What a request naming an unknown session gets (rmcp's answer, with a JSON-RPC error for a
+/// request); another caller's session gets the same.
+fn session_not_found(id: Option<&serde_json::Value>) -> HttpResponse {
+    let id = id.cloned().unwrap_or(serde_json::Value::Null);
+    let body = jsonrpc::error_response(
+        id,
+        jsonrpc::SESSION_NOT_FOUND,
+        "Not Found: Session not found".into(),
+    );
+    json_rpc_error(StatusCode::NOT_FOUND, &body)
+}
+
+/// What a request gets whose id is already in progress in its session.
+fn duplicate_id(id: &serde_json::Value) -> HttpResponse {
+    let body = jsonrpc::error_response(
+        id.clone(),
+        jsonrpc::INVALID_REQUEST,
+        format!(
+            "Invalid Request: a request with id {id} is already in progress in this session; give each request its own id"
+        ),
+    );
+    json_rpc_error(StatusCode::BAD_REQUEST, &body)
+}
+
+/// Forgets the owners of sessions that ended without a DELETE (idle, or over the limit), once
+/// they outnumber the open sessions.
+async fn forget_closed(owners: &SessionOwners, sessions: &ReplicaSessions) {
+    use rmcp::transport::streamable_http_server::session::SessionManager;
+    if owners.len() <= sessions.len().await + 64 {
+        return;
+    }
+    for id in owners.ids() {
+        if !sessions
+            .has_session(&Arc::from(id.as_str()))
+            .await
+            .unwrap_or(false)
+        {
+            owners.closed(&id);
         }
     }
 }
@@ -338,6 +405,8 @@ pub async fn serve_http(
     manager.session_config.keep_alive = Some(options.session_idle);
     let sessions = Arc::new(ReplicaSessions::new(manager, options.replica.as_deref()));
     let max_sessions = options.max_sessions;
+    let owners = Arc::new(SessionOwners::default());
+    let in_progress = Arc::new(InProgress::default());
     let service = Arc::new(StreamableHttpService::new(
         move || Ok(Handler::new(factory_gateway.clone())),
         sessions.clone(),
@@ -352,6 +421,8 @@ pub async fn serve_http(
         let sessions = sessions.clone();
         let auth = auth.clone();
         let gateway = gateway.clone();
+        let owners = owners.clone();
+        let in_progress = in_progress.clone();
         async move {
             if let Some(answer) = crate::health::probe(req.method(), req.uri().path(), &gateway) {
                 return Ok(answer);
@@ -403,13 +474,24 @@ pub async fn serve_http(
             let is_delete = parts.method == http::Method::DELETE;
             let wants_json = parts.method == http::Method::POST
                 && crate::json_answer::accepts_json(&parts.headers);
+            let caller = parts
+                .extensions
+                .get::<CallerIdentity>()
+                .map(|i| i.key.clone());
+            let session = parts
+                .headers
+                .get(SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
             let mut asks = Asks::Other;
+            let mut request_id = None;
             let body = if parts.method == http::Method::POST {
                 match checked_body(body).await {
-                    Ok((bytes, asked)) => {
+                    Ok((bytes, asked, id)) => {
                         asks = asked;
+                        request_id = id;
                         if asks == Asks::Initialize
-                            && !parts.headers.contains_key("mcp-session-id")
+                            && session.is_none()
                             && sessions.len().await >= max_sessions
                         {
                             return Ok(too_many_sessions(max_sessions));
@@ -421,6 +503,21 @@ pub async fn serve_http(
             } else {
                 // GET and DELETE carry no body worth reading.
                 Full::new(Bytes::new())
+            };
+            // Another caller's session is answered as an unknown one, whatever the method.
+            if let Some(id) = &session
+                && !owners.allows(id, caller.as_deref())
+            {
+                tracing::debug!("a request named another caller's session");
+                return Ok(session_not_found(request_id.as_ref()));
+            }
+            // One id in progress at a time in a session: a second gets an error, not silence.
+            let in_progress = match (&session, &request_id) {
+                (Some(session), Some(id)) => match in_progress.begin(session, id) {
+                    Some(guard) => Some(guard),
+                    None => return Ok(duplicate_id(id)),
+                },
+                _ => None,
             };
             let mut response = service.handle(Request::from_parts(parts, body)).await;
             if wants_json {
@@ -436,14 +533,37 @@ pub async fn serve_http(
                     .then_some(&restore as &(dyn Fn(&mut serde_json::Value) -> bool + Sync));
                 response = crate::json_answer::prefer_json(response, amend).await;
             }
+            let ok = response.status().is_success();
+            if asks == Asks::Initialize && session.is_none() && ok {
+                let opened = response
+                    .headers()
+                    .get(SESSION_HEADER)
+                    .and_then(|v| v.to_str().ok());
+                if let Some(opened) = opened {
+                    owners.opened(opened, caller.as_deref());
+                    forget_closed(&owners, &sessions).await;
+                }
+            }
             if is_delete && response.status() == StatusCode::ACCEPTED {
                 // The session is gone: that is a plain success.
                 *response.status_mut() = StatusCode::OK;
             }
-            Ok(response)
+            if is_delete
+                && response.status().is_success()
+                && let Some(id) = &session
+            {
+                owners.closed(id);
+            }
+            if let Some(id) = &request_id {
+                response = crate::json_errors::as_json_rpc(response, id).await;
+            }
+            Ok(match in_progress {
+                Some(guard) => crate::accept::guard_body(response, guard),
+                None => response,
+            })
         }
     };
-    let task = spawn_accept_loop(listener, stop.clone(), "mcp", handle);
+    let task = spawn_accept_loop(listener, stop.clone(), "mcp", options.connections, handle);
     Ok(HttpServer {
         local_addr,
         stop,

@@ -7,6 +7,10 @@ use serde_json::{Value, json};
 pub const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC's invalid request code.
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's internal error code.
+pub const INTERNAL_ERROR: i64 = -32603;
+/// The code the MCP SDKs answer a request naming an unknown session with (server-defined range).
+pub const SESSION_NOT_FOUND: i64 = -32001;
 
 /// What to do with a line that is not a message rmcp parses.
 #[derive(Debug, Clone, PartialEq)]

@@ -19,6 +19,8 @@
 //   tool_search               — `POST /v1/tool_search`: a search in a vendor's shape over HTTP
 //   replica                   — session ids naming their replica (behind a load balancer)
 //   json_answer               — an HTTP answer of one message sent as JSON, not as a stream
+//   json_errors               — a plain-text HTTP error to a request made a JSON-RPC error
+//   session_owners, in_progress — who opened each HTTP session; the ids in progress in each
 //   http, ops                 — the HTTP transport the server is served on; the operator's listener
 
 mod accept;
@@ -32,7 +34,9 @@ mod downstream;
 pub mod gateway;
 pub mod health;
 pub mod http;
+mod in_progress;
 mod json_answer;
+mod json_errors;
 mod jsonrpc;
 mod line_writer;
 pub mod metrics;
@@ -43,6 +47,7 @@ pub mod replica;
 pub mod scrape;
 mod secrets;
 mod server;
+mod session_owners;
 pub mod stdio;
 pub mod telemetry;
 pub mod tool_search;

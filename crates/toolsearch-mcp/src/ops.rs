@@ -14,7 +14,7 @@ use hyper::body::Incoming;
 use tokio_util::sync::CancellationToken;
 
 use crate::Gateway;
-use crate::accept::spawn_accept_loop;
+use crate::accept::{ConnectionLimits, spawn_accept_loop};
 
 /// A running operations listener.
 #[derive(Debug)]
@@ -59,7 +59,13 @@ pub async fn serve_ops(gateway: Arc<Gateway>, addr: SocketAddr) -> std::io::Resu
             Ok(r)
         }
     };
-    let task = spawn_accept_loop(listener, stop.clone(), "metrics", handle);
+    let task = spawn_accept_loop(
+        listener,
+        stop.clone(),
+        "metrics",
+        ConnectionLimits::default(),
+        handle,
+    );
     Ok(OpsServer {
         local_addr,
         stop,

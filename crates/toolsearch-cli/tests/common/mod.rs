@@ -206,11 +206,33 @@ impl HttpGateway {
 
     /// `serve --http` with extra arguments and environment variables.
     pub fn start_args(config: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> Self {
-        use std::io::BufRead;
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"))
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"));
+        command
             .args(["serve", "--http", "127.0.0.1:0", "--config"])
             .arg(config)
-            .args(args)
+            .args(args);
+        Self::spawn(command, env)
+    }
+
+    /// `serve --http` allowed at most `open_files` file descriptors (`ulimit -n`).
+    pub fn start_with_open_files(
+        config: &std::path::Path,
+        env: &[(&str, &str)],
+        open_files: u32,
+    ) -> Self {
+        let mut command = std::process::Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!("ulimit -n {open_files} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_toolsearch"))
+            .args(["serve", "--http", "127.0.0.1:0", "--config"])
+            .arg(config);
+        Self::spawn(command, env)
+    }
+
+    fn spawn(mut command: std::process::Command, env: &[(&str, &str)]) -> Self {
+        use std::io::BufRead;
+        let mut child = command
             .envs(env.iter().copied())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())

@@ -1,7 +1,8 @@
 //! The gateway config file: TOML → raw serde structs (unknown keys rejected) → [`Config`].
 //!
-//! Keys beyond the reference's: `[limits] call_timeout_ms`, `max_tool_calls`, `max_http_sessions`
-//! and `http_session_idle_s`, `[[source]] inherit_env`,
+//! Keys beyond the reference's: `[limits] call_timeout_ms`, `max_tool_calls`, `max_http_sessions`,
+//! `http_session_idle_s`, `http_header_timeout_ms` and `http_idle_timeout_s`, `[[source]]
+//! inherit_env`,
 //! `[[source]] cwd` (working directory of a stdio child),
 //! `[[source]] instructions` (the source's guidance, a list of strings), and the extra control
 //! names under `[names]` (`describe`, `call`, `list`, `list_groups`, `search_proxy`,
@@ -36,6 +37,12 @@ pub struct Config {
     /// `[limits] http_session_idle_s`: an HTTP session unused this long is closed (default
     /// 300 s).
     pub http_session_idle: Option<std::time::Duration>,
+    /// `[limits] http_header_timeout_ms`: an HTTP connection that has not sent a request's
+    /// whole head this long after it began is closed (default 10 s).
+    pub http_header_timeout: Option<std::time::Duration>,
+    /// `[limits] http_idle_timeout_s`: a kept-alive HTTP connection with no request in progress
+    /// this long is closed (default 120 s).
+    pub http_idle_timeout: Option<std::time::Duration>,
     /// `[limits] startup_wait_ms`: how long a discovery, `describe_tool` or call whose scope
     /// holds a source still connecting waits for it before answering with what is there
     /// ([`DEFAULT_STARTUP_WAIT`] when `None`; 0 answers at once).
@@ -168,6 +175,28 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
             None
         }
     };
+    let http_header_timeout = match limits.http_header_timeout_ms {
+        None => None,
+        Some(ms) if (100..=600_000).contains(&ms) => {
+            Some(std::time::Duration::from_millis(ms as u64))
+        }
+        Some(ms) => {
+            problems.push(format!(
+                "limits.http_header_timeout_ms: {ms} is outside 100..=600000"
+            ));
+            None
+        }
+    };
+    let http_idle_timeout = match limits.http_idle_timeout_s {
+        None => None,
+        Some(n) if (1..=86_400).contains(&n) => Some(std::time::Duration::from_secs(n as u64)),
+        Some(n) => {
+            problems.push(format!(
+                "limits.http_idle_timeout_s: {n} is outside 1..=86400"
+            ));
+            None
+        }
+    };
     let startup_wait = match limits.startup_wait_ms {
         None => None,
         Some(ms) if (0..=3_600_000).contains(&ms) => {
@@ -204,6 +233,8 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
         max_tool_calls,
         max_http_sessions,
         http_session_idle,
+        http_header_timeout,
+        http_idle_timeout,
         startup_wait,
         skills,
         access,
@@ -593,7 +624,15 @@ file = ""
 
     #[test]
     fn limits() {
-        let c = parse("[limits]\ncall_timeout_ms = 1500\nmax_tool_calls = 40\nmax_http_sessions = 50\nhttp_session_idle_s = 60\nstartup_wait_ms = 250\n").expect("valid");
+        let c = parse("[limits]\ncall_timeout_ms = 1500\nmax_tool_calls = 40\nmax_http_sessions = 50\nhttp_session_idle_s = 60\nstartup_wait_ms = 250\nhttp_header_timeout_ms = 2000\nhttp_idle_timeout_s = 30\n").expect("valid");
+        assert_eq!(
+            c.http_header_timeout,
+            Some(std::time::Duration::from_millis(2000))
+        );
+        assert_eq!(
+            c.http_idle_timeout,
+            Some(std::time::Duration::from_secs(30))
+        );
         assert_eq!(c.startup_wait, Some(std::time::Duration::from_millis(250)));
         assert_eq!(c.call_timeout, Some(std::time::Duration::from_millis(1500)));
         assert_eq!(c.max_tool_calls, Some(40));
@@ -603,14 +642,16 @@ file = ""
             Some(std::time::Duration::from_secs(60))
         );
         let e = parse(
-            "[limits]\nmax_http_sessions = 0\nhttp_session_idle_s = -1\nstartup_wait_ms = -5\n",
+            "[limits]\nmax_http_sessions = 0\nhttp_session_idle_s = -1\nstartup_wait_ms = -5\nhttp_header_timeout_ms = 5\nhttp_idle_timeout_s = 0\n",
         )
         .expect_err("invalid");
         let text = e.to_string();
         assert!(
             text.contains("limits.max_http_sessions: 0 is outside")
                 && text.contains("limits.http_session_idle_s: -1 is outside")
-                && text.contains("limits.startup_wait_ms: -5 is outside"),
+                && text.contains("limits.startup_wait_ms: -5 is outside")
+                && text.contains("limits.http_header_timeout_ms: 5 is outside")
+                && text.contains("limits.http_idle_timeout_s: 0 is outside"),
             "{text}"
         );
         let e = parse("[limits]\ncall_timeout_ms = 0\nmax_tool_calls = 0\n").expect_err("invalid");

@@ -94,6 +94,8 @@ pub(super) struct RawLimits {
     pub(super) max_tool_calls: Option<i64>,
     pub(super) max_http_sessions: Option<i64>,
     pub(super) http_session_idle_s: Option<i64>,
+    pub(super) http_header_timeout_ms: Option<i64>,
+    pub(super) http_idle_timeout_s: Option<i64>,
     pub(super) startup_wait_ms: Option<i64>,
     pub(super) rate: Option<RawRate>,
 }

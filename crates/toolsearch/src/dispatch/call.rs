@@ -117,7 +117,8 @@ impl CallPath {
     ) -> (&'static str, Result<CallResult, ToolError>) {
         let fail = |e: ToolError| (e.code.as_str(), Err(e));
         let arguments = Value::Object(arguments);
-        tracing::trace!(arguments = %arguments, "arguments");
+        // A body: only under its own target, which the CLI's log filter keeps off unless named.
+        tracing::trace!(target: "toolsearch_bodies", arguments = %arguments, "arguments");
         match target.validator.check(target.schema, &arguments) {
             Err(schema_error) => {
                 return fail(ToolError::invalid_schema(format!(
