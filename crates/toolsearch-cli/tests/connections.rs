@@ -128,3 +128,134 @@ fn a_kept_alive_connection_with_nothing_in_progress_is_closed_after_the_idle_tim
         "closed after {waited:?}"
     );
 }
+
+/// A TCP proxy to `upstream` that closes the connection carrying the first `tools/call`
+/// request without passing it on, as a server closing a kept-alive connection does when a
+/// request arrives just as its keep-alive ends; everything else passes. Its address.
+async fn cutting_proxy(upstream: String) -> String {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address").to_string();
+    let cut = Arc::new(AtomicBool::new(false));
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else {
+                continue;
+            };
+            let cut = cut.clone();
+            tokio::spawn(async move {
+                let (mut client_read, mut client_write) = client.into_split();
+                let (mut server_read, mut server_write) = server.into_split();
+                let back = tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut server_read, &mut client_write).await;
+                });
+                let mut buffer = vec![0u8; 64 * 1024];
+                loop {
+                    let n = match client_read.read(&mut buffer).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    let chunk = &buffer[..n];
+                    let is_call = chunk.windows(12).any(|w| w == b"\"tools/call\"");
+                    if is_call && !cut.swap(true, Ordering::SeqCst) {
+                        // Closed under the request: nothing of it reaches the server.
+                        back.abort();
+                        return;
+                    }
+                    if server_write.write_all(chunk).await.is_err() {
+                        break;
+                    }
+                }
+                let _ = back.await;
+            });
+        }
+    });
+    address
+}
+
+/// The Python SDK's server over HTTP (uvicorn, its default 5 s keep-alive) behind the gateway,
+/// through a proxy that closes the connection under the first call: that call is sent once
+/// more on a new connection and succeeds, and so do calls after idle gaps around the server's
+/// keep-alive (the gateway lets pooled connections go after 4 s).
+#[test]
+fn calls_survive_an_http_upstreams_keep_alive_closes() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let mut server = std::process::Command::new(common::python("pyenv"));
+    server
+        .arg(root().join("tests/python/upstream_server.py"))
+        .arg("--http")
+        .stderr(std::process::Stdio::null());
+    let server = common::Listening::start(server, "the Python SDK's server");
+    let upstream = server
+        .1
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let runtime = common::runtime();
+    let proxy = runtime.block_on(cutting_proxy(upstream));
+    let dir = temp_dir("connections-keepalive");
+    let config = dir.join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[source]]\nname = \"py\"\nurl = \"http://{proxy}/mcp\"\ngroup = \"py\"\ndescription = \"Shouts\"\n"
+        ),
+    )
+    .expect("config");
+    let http = HttpGateway::start(&config);
+    runtime.block_on(async {
+        toolsearch_mcp::upstream::install_crypto_provider();
+        let client = ()
+            .serve(StreamableHttpClientTransport::with_client(
+                reqwest::Client::new(),
+                StreamableHttpClientTransportConfig::with_uri(http.url.clone()),
+            ))
+            .await
+            .expect("initialize");
+        let shout = |text: &str| {
+            let arguments =
+                serde_json::json!({"group": "py", "tool": "shout", "arguments": {"text": text}});
+            let serde_json::Value::Object(arguments) = arguments else {
+                unreachable!("an object")
+            };
+            CallToolRequestParams::new("call_tool").with_arguments(arguments)
+        };
+        // Connected first: what is measured is the calls, not the start-up.
+        let started = Instant::now();
+        loop {
+            let groups = client
+                .call_tool(CallToolRequestParams::new("list_tool_groups"))
+                .await
+                .expect("groups");
+            let text = serde_json::to_string(&groups.content).unwrap_or_default();
+            if !text.contains("unavailable") {
+                break;
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "{text}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let mut failed = Vec::new();
+        for gap_ms in [0, 4000, 5000, 6000] {
+            tokio::time::sleep(Duration::from_millis(gap_ms)).await;
+            let result = client.call_tool(shout("hi")).await.expect("an answer");
+            let text = serde_json::to_string(&result.content).unwrap_or_default();
+            if result.is_error == Some(true) || !text.contains("HI") {
+                failed.push((gap_ms, text));
+            }
+        }
+        assert!(
+            failed.is_empty(),
+            "failed calls (after idle gaps, ms): {failed:?}"
+        );
+        client.cancel().await.expect("close");
+    });
+}

@@ -128,6 +128,77 @@ fn is_tools_list(message: &ClientJsonRpcMessage) -> bool {
     matches!(message, ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::ListToolsRequest(_)))
 }
 
+impl TracingClient {
+    /// One POST of `message` (a tool listing read as it came).
+    async fn post_once(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> PostResult {
+        if is_tools_list(&message)
+            && let Some(answer) = crate::wire_fields::post_tools_list(
+                &self.0,
+                &self.1,
+                &uri,
+                &message,
+                session_id.as_deref(),
+                auth_header.as_deref(),
+                &headers,
+            )
+            .await
+        {
+            return answer;
+        }
+        self.0
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                headers,
+                limits,
+            )
+            .await
+    }
+}
+
+/// Whether a POST failed with its connection closed or reset before any byte of the answer
+/// came (not a connect error, a timeout or a status): what a server's keep-alive close does to
+/// a request sent on a pooled connection at that moment.
+fn closed_before_answer(error: &StreamableHttpError<reqwest::Error>) -> bool {
+    let StreamableHttpError::Client(e) = error else {
+        return false;
+    };
+    if !e.is_request() || e.is_connect() || e.is_timeout() {
+        return false;
+    }
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
+            )
+        {
+            return true;
+        }
+        if let Some(h) = c.downcast_ref::<hyper::Error>()
+            && (h.is_incomplete_message() || h.is_canceled())
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
 type StreamResult =
     Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>;
 
@@ -180,30 +251,26 @@ impl StreamableHttpClient for TracingClient {
         limits: StreamableHttpResponseLimits,
     ) -> PostResult {
         let headers = with_traceparent(&message, custom_headers);
-        if is_tools_list(&message)
-            && let Some(answer) = crate::wire_fields::post_tools_list(
-                &self.0,
-                &self.1,
-                &uri,
-                &message,
-                session_id.as_deref(),
-                auth_header.as_deref(),
-                &headers,
-            )
-            .await
-        {
-            return answer;
-        }
-        self.0
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                headers,
+        let first = self
+            .post_once(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                headers.clone(),
                 limits,
             )
-            .await
+            .await;
+        match first {
+            // A kept-alive connection the server had closed (its keep-alive ended as the request
+            // went out): the request never reached it, and goes once more on a new connection.
+            Err(e) if closed_before_answer(&e) => {
+                tracing::debug!(error = %e, "an upstream connection closed before any answer; sending once more");
+                self.post_once(uri, message, session_id, auth_header, headers, limits)
+                    .await
+            }
+            answer => answer,
+        }
     }
 
     async fn delete_session(
@@ -256,6 +323,61 @@ impl StreamableHttpClient for TracingClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a POST to a server that `answer`s each connection gives.
+    async fn post_to<F, Fut>(answer: F) -> Result<reqwest::Response, reqwest::Error>
+    where
+        F: Fn(tokio::net::TcpStream) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send,
+    {
+        crate::upstream::install_crypto_provider();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let address = listener.local_addr().expect("address");
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                answer(stream).await;
+            }
+        });
+        reqwest::Client::new()
+            .post(format!("http://{address}/"))
+            .body("{}")
+            .send()
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_connection_closed_before_any_answer_is_told_apart() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        // Read the request, then close: what a server's keep-alive close does.
+        let closed = post_to(|mut s| async move {
+            let mut buffer = [0u8; 1024];
+            let _ = s.read(&mut buffer).await;
+        })
+        .await
+        .expect_err("no answer");
+        assert!(closed_before_answer(&StreamableHttpError::Client(closed)));
+        // An answer that started, then broke, is not.
+        let started = post_to(|mut s| async move {
+            let mut buffer = [0u8; 1024];
+            let _ = s.read(&mut buffer).await;
+            let _ = s
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npartial")
+                .await;
+        })
+        .await;
+        if let Err(e) = started {
+            assert!(!closed_before_answer(&StreamableHttpError::Client(e)));
+        }
+        // Nobody listening: a connect error, not this.
+        let refused = reqwest::Client::new()
+            .post("http://127.0.0.1:9/")
+            .send()
+            .await
+            .expect_err("refused");
+        assert!(!closed_before_answer(&StreamableHttpError::Client(refused)));
+    }
 
     #[test]
     fn only_well_formed_traceparents_are_taken() {

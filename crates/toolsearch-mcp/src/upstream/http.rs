@@ -25,6 +25,11 @@ pub fn install_crypto_provider() {
     });
 }
 
+/// How long a pooled connection to an HTTP upstream is kept unused: under the keep-alive of the
+/// common servers (Node's and uvicorn's 5 s), so that the gateway lets a connection go before
+/// the server closes it under a request.
+const POOL_IDLE: std::time::Duration = std::time::Duration::from_secs(4);
+
 fn transport(
     url: &str,
     headers: &BTreeMap<String, String>,
@@ -51,6 +56,7 @@ fn transport(
     }
     config.custom_headers = custom;
     let client = reqwest::Client::builder()
+        .pool_idle_timeout(POOL_IDLE)
         .build()
         .map_err(UpstreamError::HttpClient)?;
     Ok(StreamableHttpClientTransport::with_client(
