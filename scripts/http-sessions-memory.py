@@ -49,6 +49,8 @@ async def main():
         print("1000 open", rss(), "MB", flush=True)
         await asyncio.gather(*[close(c, s) for s in sids])
         print("1000 closed", rss(), "MB", flush=True)
+        await asyncio.sleep(10)
+        print("1000 closed, 10 s later", rss(), "MB", flush=True)
         for round in range(ROUNDS):
             for i in range(0, 1000, 100):
                 sids = await asyncio.gather(*[open_session(c) for _ in range(100)])

@@ -330,7 +330,7 @@ mod tests {
         F: Fn(tokio::net::TcpStream) -> Fut + Send + 'static,
         Fut: std::future::Future<Output = ()> + Send,
     {
-        crate::upstream::install_crypto_provider();
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");

@@ -30,6 +30,22 @@ pub fn install_crypto_provider() {
 /// the server closes it under a request.
 const POOL_IDLE: std::time::Duration = std::time::Duration::from_secs(4);
 
+/// The HTTP client of every upstream connection: one connection pool and one TLS setup (its
+/// root certificates) for all of them. Each session's own connection to a source with context
+/// headers used to build its own, ~0.3 MB apiece; what differs between connections (the
+/// session id, the source's and the session's headers) goes with each request anyway.
+fn shared_client() -> Result<reqwest::Client, UpstreamError> {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    if let Some(client) = CLIENT.get() {
+        return Ok(client.clone());
+    }
+    let client = reqwest::Client::builder()
+        .pool_idle_timeout(POOL_IDLE)
+        .build()
+        .map_err(UpstreamError::HttpClient)?;
+    Ok(CLIENT.get_or_init(|| client).clone())
+}
+
 fn transport(
     url: &str,
     headers: &BTreeMap<String, String>,
@@ -55,10 +71,7 @@ fn transport(
         custom.insert(header_name, header_value);
     }
     config.custom_headers = custom;
-    let client = reqwest::Client::builder()
-        .pool_idle_timeout(POOL_IDLE)
-        .build()
-        .map_err(UpstreamError::HttpClient)?;
+    let client = shared_client()?;
     Ok(StreamableHttpClientTransport::with_client(
         TracingClient(client, fields),
         config,
