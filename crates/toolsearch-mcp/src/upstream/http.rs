@@ -32,7 +32,7 @@ const POOL_IDLE: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// The HTTP client of every upstream connection: one connection pool and one TLS setup (its
 /// root certificates) for all of them. Each session's own connection to a source with context
-/// headers used to build its own, ~0.3 MB apiece; what differs between connections (the
+/// headers used to build its own, ~0.1 MB apiece; what differs between connections (the
 /// session id, the source's and the session's headers) goes with each request anyway.
 fn shared_client() -> Result<reqwest::Client, UpstreamError> {
     static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
