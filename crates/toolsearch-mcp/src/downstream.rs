@@ -286,30 +286,22 @@ fn answer_of(
     answer: Option<&serde_json::Value>,
     key: &str,
 ) -> Result<ClientResult, ServiceError> {
+    /// The answer as a `T`, read in place.
+    fn read<T: serde::de::DeserializeOwned>(answer: Option<&serde_json::Value>) -> Option<T> {
+        T::deserialize(answer?).ok()
+    }
     let (method, parsed) = match request {
         ServerRequest::ElicitRequest(_) => (
             "elicitation/create",
-            answer.and_then(|a| {
-                serde_json::from_value(a.clone())
-                    .ok()
-                    .map(ClientResult::ElicitResult)
-            }),
+            read(answer).map(ClientResult::ElicitResult),
         ),
         ServerRequest::CreateMessageRequest(_) => (
             "sampling/createMessage",
-            answer.and_then(|a| {
-                serde_json::from_value(a.clone())
-                    .ok()
-                    .map(|r| ClientResult::CreateMessageResult(Box::new(r)))
-            }),
+            read(answer).map(|r| ClientResult::CreateMessageResult(Box::new(r))),
         ),
         ServerRequest::ListRootsRequest(_) => (
             "roots/list",
-            answer.and_then(|a| {
-                serde_json::from_value(a.clone())
-                    .ok()
-                    .map(ClientResult::ListRootsResult)
-            }),
+            read(answer).map(ClientResult::ListRootsResult),
         ),
         _ => ("a request", None),
     };

@@ -59,6 +59,26 @@ pub struct Config {
     pub watch: bool,
 }
 
+/// `value` when it lies in `range` (as a `u64`: ranges start at 0 or above); else a problem
+/// "`key`: N is outside A..=B" and `None`.
+fn within(
+    key: &str,
+    value: Option<i64>,
+    range: std::ops::RangeInclusive<i64>,
+    problems: &mut Vec<String>,
+) -> Option<u64> {
+    let n = value?;
+    if range.contains(&n) {
+        return u64::try_from(n).ok();
+    }
+    problems.push(format!(
+        "{key}: {n} is outside {}..={}",
+        range.start(),
+        range.end()
+    ));
+    None
+}
+
 /// `[limits] startup_wait_ms` when absent: 30 s.
 pub const DEFAULT_STARTUP_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -135,77 +155,39 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
     }
     let mut limits = raw.limits.take().unwrap_or_default();
     let access = access(&mut raw, limits.rate.take(), base, problems);
-    let call_timeout = match limits.call_timeout_ms {
-        None => None,
-        Some(ms) if (1..=86_400_000).contains(&ms) => {
-            Some(std::time::Duration::from_millis(ms as u64))
-        }
-        Some(ms) => {
-            problems.push(format!(
-                "limits.call_timeout_ms: {ms} is outside 1..=86400000"
-            ));
-            None
-        }
+    use std::time::Duration;
+    let mut limit = |key: &str, value: Option<i64>, range: std::ops::RangeInclusive<i64>| {
+        within(&format!("limits.{key}"), value, range, problems)
     };
+    let call_timeout =
+        limit("call_timeout_ms", limits.call_timeout_ms, 1..=86_400_000).map(Duration::from_millis);
+    let max_http_sessions =
+        limit("max_http_sessions", limits.max_http_sessions, 1..=1_000_000).map(|n| n as usize);
+    let http_session_idle = limit(
+        "http_session_idle_s",
+        limits.http_session_idle_s,
+        1..=86_400,
+    )
+    .map(Duration::from_secs);
+    let http_header_timeout = limit(
+        "http_header_timeout_ms",
+        limits.http_header_timeout_ms,
+        100..=600_000,
+    )
+    .map(Duration::from_millis);
+    let http_idle_timeout = limit(
+        "http_idle_timeout_s",
+        limits.http_idle_timeout_s,
+        1..=86_400,
+    )
+    .map(Duration::from_secs);
+    let startup_wait =
+        limit("startup_wait_ms", limits.startup_wait_ms, 0..=3_600_000).map(Duration::from_millis);
     let max_tool_calls = match limits.max_tool_calls {
         None => None,
         Some(n) if n >= 1 => Some(n as u64),
         Some(n) => {
             problems.push(format!("limits.max_tool_calls: {n} must be at least 1"));
-            None
-        }
-    };
-    let max_http_sessions = match limits.max_http_sessions {
-        None => None,
-        Some(n) if (1..=1_000_000).contains(&n) => Some(n as usize),
-        Some(n) => {
-            problems.push(format!(
-                "limits.max_http_sessions: {n} is outside 1..=1000000"
-            ));
-            None
-        }
-    };
-    let http_session_idle = match limits.http_session_idle_s {
-        None => None,
-        Some(n) if (1..=86_400).contains(&n) => Some(std::time::Duration::from_secs(n as u64)),
-        Some(n) => {
-            problems.push(format!(
-                "limits.http_session_idle_s: {n} is outside 1..=86400"
-            ));
-            None
-        }
-    };
-    let http_header_timeout = match limits.http_header_timeout_ms {
-        None => None,
-        Some(ms) if (100..=600_000).contains(&ms) => {
-            Some(std::time::Duration::from_millis(ms as u64))
-        }
-        Some(ms) => {
-            problems.push(format!(
-                "limits.http_header_timeout_ms: {ms} is outside 100..=600000"
-            ));
-            None
-        }
-    };
-    let http_idle_timeout = match limits.http_idle_timeout_s {
-        None => None,
-        Some(n) if (1..=86_400).contains(&n) => Some(std::time::Duration::from_secs(n as u64)),
-        Some(n) => {
-            problems.push(format!(
-                "limits.http_idle_timeout_s: {n} is outside 1..=86400"
-            ));
-            None
-        }
-    };
-    let startup_wait = match limits.startup_wait_ms {
-        None => None,
-        Some(ms) if (0..=3_600_000).contains(&ms) => {
-            Some(std::time::Duration::from_millis(ms as u64))
-        }
-        Some(ms) => {
-            problems.push(format!(
-                "limits.startup_wait_ms: {ms} is outside 0..=3600000"
-            ));
             None
         }
     };
