@@ -1,7 +1,7 @@
 """Memory of `toolsearch serve --http` across many MCP sessions (legacy handshake, each session
 initialized and one discover_tools called): prints the gateway's resident memory idle, with
-1,000 sessions open, after closing them, after 12,000 more opened and closed, and after 2,000
-more left open (over `[limits] max_http_sessions`, default 1000, the rest are refused with 503).
+1,000 sessions open, after closing them (and 10 s later), after 12,000 more opened and closed
+(and 10 s later), and after 2,000 more left open (over `[limits] max_http_sessions`, default 1000, the rest are refused with 503).
 
 Usage: scripts/http-sessions-memory.py PID URL [GROUP/TOOL [ROUNDS]]
 (the Python of target/pyenv: it needs httpx2). With GROUP/TOOL each session also calls that tool
@@ -56,6 +56,9 @@ async def main():
                 sids = await asyncio.gather(*[open_session(c) for _ in range(100)])
                 await asyncio.gather(*[close(c, s) for s in sids])
             print(f"{(round+1)*1000} more opened+closed", rss(), "MB", flush=True)
+        if ROUNDS:
+            await asyncio.sleep(10)
+            print(f"{ROUNDS*1000} more opened+closed, 10 s later", rss(), "MB", flush=True)
         left = []
         for i in range(0, 2000, 100):
             left += await asyncio.gather(*[open_session(c) for _ in range(100)])

@@ -1,5 +1,6 @@
 //! The `toolsearch` binary: parses flags, runs a command, prints errors as one line.
 
+mod allocator;
 mod check;
 mod control;
 mod export;
@@ -13,14 +14,6 @@ mod wiring;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-/// Building a large catalog makes millions of small allocations; mimalloc does them markedly
-/// faster than the system allocator, and its v2 line (the workspace's choice) returns a load's
-/// freed scratch within ~100 ms, keeping the peak resident size down (see BENCHMARKS.md).
-/// Wrapped so that what a CodeAct program allocates counts against its memory limit.
-#[global_allocator]
-static GLOBAL: toolsearch_codeact::SandboxAllocator<mimalloc::MiMalloc> =
-    toolsearch_codeact::SandboxAllocator(mimalloc::MiMalloc);
 
 /// Tool search for LLM agents: one catalog behind a few control tools.
 #[derive(Debug, Parser)]

@@ -78,6 +78,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let runtime = builder
         .enable_all()
+        .on_thread_unpark(crate::allocator::working)
+        .on_thread_park(crate::allocator::idle)
         .build()
         .context("starting the async runtime")?;
     let session_limits = (config.max_http_sessions, config.http_session_idle);
