@@ -190,6 +190,12 @@ fn http_errors_to_requests_are_json_rpc_errors_and_a_busy_id_gets_one() {
         assert!(answer.body["error"]["message"].is_string(), "{answer:?}");
         // A session nobody opened.
         assert_unknown_session(&alice.post(Some("no-such-session"), list(8)).await, 8);
+        // A token no client has: 401 and its challenge, with a JSON-RPC error.
+        let stranger = Raw::new(&http.url, "no-such-token");
+        let answer = stranger.post(None, list(10)).await;
+        assert_eq!(answer.status, 401, "{answer:?}");
+        assert_eq!(answer.body["id"], 10, "{answer:?}");
+        assert!(answer.body["error"]["message"].is_string(), "{answer:?}");
 
         // One id twice at once in a session: the second gets an error at once; the first
         // its answer.

@@ -193,9 +193,6 @@ fn json_rpc_error(status: StatusCode, body: &serde_json::Value) -> HttpResponse 
     r
 }
 
-/// Reads a POST body; answers a body that is too large, unreadable or no JSON-RPC message
-/// itself, and hands anything else on as bytes, saying whether it is an `initialize` request
-/// (which opens a session).
 /// What a POST asks, as far as the front needs to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Asks {
@@ -211,6 +208,8 @@ enum Asks {
 /// request.
 type Checked = (Bytes, Asks, Option<serde_json::Value>);
 
+/// Reads a POST body; answers a body that is too large, unreadable or no JSON-RPC message
+/// itself, and hands anything else on as bytes, saying what it asks and its id.
 async fn checked_body(body: Incoming) -> Result<Checked, HttpResponse> {
     use http_body_util::Limited;
     let collected = match Limited::new(body, MAX_BODY_BYTES).collect().await {
@@ -435,10 +434,12 @@ pub async fn serve_http(
                     .and_then(|v| bearer_token(v.as_bytes()))
                     .unwrap_or_default();
                 if !constant_time_eq(given, &expected) {
-                    return Ok::<_, std::convert::Infallible>(plain(
-                        StatusCode::UNAUTHORIZED,
-                        "missing or wrong bearer token\n",
-                    ));
+                    let refused =
+                        plain(StatusCode::UNAUTHORIZED, "missing or wrong bearer token\n");
+                    let (parts, body) = req.into_parts();
+                    let refused =
+                        crate::json_errors::refusing(&parts.method, body, MAX_BODY_BYTES, refused);
+                    return Ok::<_, std::convert::Infallible>(refused.await);
                 }
             }
             let (mut parts, body) = req.into_parts();
@@ -457,7 +458,14 @@ pub async fn serve_http(
                     }
                     Err(e) => {
                         tracing::debug!(error = %e, "request refused");
-                        return Ok(unauthorized(&base, &e.to_string()));
+                        let refused = unauthorized(&base, &e.to_string());
+                        let refused = crate::json_errors::refusing(
+                            &parts.method,
+                            body,
+                            MAX_BODY_BYTES,
+                            refused,
+                        );
+                        return Ok(refused.await);
                     }
                 }
             }

@@ -15,6 +15,42 @@ use crate::jsonrpc;
 /// The longest plain-text error body kept as the message.
 const MAX_TEXT: usize = 4096;
 
+/// `response`, an error refusing a request before its body was read (a missing or wrong
+/// token), as a JSON-RPC error when the body is a JSON-RPC request: the body is read (at most
+/// `limit` bytes) for its id. Anything else keeps the plain answer.
+pub(crate) async fn refusing<B>(
+    method: &http::Method,
+    body: B,
+    limit: usize,
+    response: HttpResponse,
+) -> HttpResponse
+where
+    B: hyper::body::Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    if method != http::Method::POST {
+        return response;
+    }
+    let Ok(collected) = http_body_util::Limited::new(body, limit).collect().await else {
+        return response;
+    };
+    match request_id(&collected.to_bytes()) {
+        Some(id) => as_json_rpc(response, &id).await,
+        None => response,
+    }
+}
+
+/// The id of a JSON-RPC request (a message with a method and a non-null id).
+fn request_id(body: &[u8]) -> Option<Value> {
+    let Value::Object(mut message) = serde_json::from_slice::<Value>(body).ok()? else {
+        return None;
+    };
+    if !message.contains_key("method") {
+        return None;
+    }
+    message.remove("id").filter(|id| !id.is_null())
+}
+
 /// `response` to the request `id`, its plain-text error body (if it has one) turned into a
 /// JSON-RPC error.
 pub(crate) async fn as_json_rpc(response: HttpResponse, id: &Value) -> HttpResponse {
@@ -112,6 +148,51 @@ mod tests {
         let body = body_of(r).await;
         assert_eq!(body["error"]["code"], -32603);
         assert_eq!(body["error"]["message"], "Bad Gateway");
+    }
+
+    #[tokio::test]
+    async fn a_refused_request_gets_its_id_back_and_anything_else_the_plain_answer() {
+        let refused = || answer(StatusCode::UNAUTHORIZED, None, "a bearer token is required");
+        let request = Full::new(Bytes::from_static(
+            br#"{"jsonrpc":"2.0","id":"r-1","method":"tools/list"}"#,
+        ));
+        let r = refusing(&http::Method::POST, request, 1024, refused()).await;
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            body_of(r).await,
+            json!({"jsonrpc": "2.0", "id": "r-1", "error": {"code": -32600, "message": "a bearer token is required"}})
+        );
+        for (method, body) in [
+            // A notification, a response, no JSON, a body over the limit, a GET.
+            (
+                http::Method::POST,
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            ),
+            (
+                http::Method::POST,
+                r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            ),
+            (http::Method::POST, "not json"),
+            (
+                http::Method::POST,
+                r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"................................"}}"#,
+            ),
+            (
+                http::Method::GET,
+                r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            ),
+        ] {
+            let r = refusing(
+                &method,
+                Full::new(Bytes::from_static(body.as_bytes())),
+                64,
+                refused(),
+            )
+            .await;
+            assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+            let bytes = r.into_body().collect().await.expect("body").to_bytes();
+            assert_eq!(bytes, "a bearer token is required", "{body}");
+        }
     }
 
     #[tokio::test]
