@@ -20,19 +20,41 @@ pub struct CheckArgs {
     /// Gateway config (TOML); default `toolsearch.toml` in the working directory.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// How long to wait for the sources to connect; one still starting then is reported as not
+    /// answering.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    wait: u64,
 }
 
 pub fn run(a: CheckArgs) -> anyhow::Result<ExitCode> {
-    crate::init_logging();
+    crate::logging::init_reporting();
     let config = load_config(&crate::config_path(a.config))?;
+    if config.sources.is_empty() {
+        anyhow::bail!(
+            "the config has no [[source]], so there is nothing to serve (`toolsearch init` writes one per server of your MCP client)"
+        );
+    }
+    let wait = std::time::Duration::from_secs(a.wait);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async {
-        let options = crate::wiring::gateway_options(&config).await?;
-        let gateway = Gateway::start(config, options).await?;
+        // Each source is tried once: what it says the first time is the answer.
+        let options = crate::wiring::gateway_options(&config)
+            .await?
+            .connecting_once();
+        let gateway = Gateway::launch(config, options).await?;
+        let _ = tokio::time::timeout(wait, gateway.settled()).await;
         let mut statuses = gateway.statuses();
+        for s in &mut statuses {
+            if s.status.as_ref().is_err_and(|e| e == toolsearch_mcp::gateway::CONNECTING) {
+                s.status = Err(format!(
+                    "no answer within {} s (still starting, or hung); `--wait` waits longer",
+                    a.wait
+                ));
+            }
+        }
         // A source that connects but whose calls could never carry their context headers is
         // not ok: say so here rather than at the first call.
         for (source, problem) in gateway.context_problems() {
@@ -81,6 +103,13 @@ pub fn run(a: CheckArgs) -> anyhow::Result<ExitCode> {
             writeln!(out).context("writing to stdout")?;
             crate::table::write(&mut out, ["client", "tools it sees"], &clients, &[])
                 .context("writing to stdout")?;
+        }
+        for [client, seen] in &clients {
+            if seen == "0" {
+                eprintln!(
+                    "toolsearch: warning: client {client:?} sees no tool: no [[policy]] that applies to it allows one (a rule without `allow` allows every tool its `deny` does not name)"
+                );
+            }
         }
         let ok = statuses.iter().all(|s| s.status.is_ok());
         Ok(if ok {

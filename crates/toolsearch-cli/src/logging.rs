@@ -50,13 +50,31 @@ pub(crate) fn directives(spec: Option<&str>) -> String {
 /// Logs to stderr with the filter of `TOOLSEARCH_LOG`, and the gateway's spans to `telemetry`
 /// when traces are configured (the log filter does not limit them).
 pub(crate) fn init(telemetry: Option<&toolsearch_mcp::telemetry::Telemetry>) {
+    init_with(DEFAULT, telemetry);
+}
+
+/// [`init`] for a command that reports each source itself (`check`, `catalog`): by default
+/// only errors, and none of rmcp's (its transport's failures, printed raw, repeat what the
+/// command says of the source in words).
+pub(crate) fn init_reporting() {
+    init_with(REPORTING, None);
+}
+
+/// The filter of a command that reports each source itself, when the variable is not set.
+const REPORTING: &str = "error,rmcp=off";
+
+fn init_with(default: &str, telemetry: Option<&toolsearch_mcp::telemetry::Telemetry>) {
     use tracing_subscriber::Layer;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     let spec = std::env::var(LOG_VAR).ok();
-    let filter = EnvFilter::try_new(directives(spec.as_deref())).unwrap_or_else(|e| {
-        eprintln!("toolsearch: {LOG_VAR}: {e}; logging at {DEFAULT}");
-        EnvFilter::new(directives(None))
+    let spec = spec
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or(default);
+    let filter = EnvFilter::try_new(directives(Some(spec))).unwrap_or_else(|e| {
+        eprintln!("toolsearch: {LOG_VAR}: {e}; logging at {default}");
+        EnvFilter::new(directives(Some(default)))
     });
     let logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)

@@ -350,3 +350,127 @@ description = "A secret with a newline in it"
         "the secret never shows"
     );
 }
+
+#[test]
+fn check_tries_each_source_once_waits_a_bounded_time_and_says_why_in_words() {
+    let dir = temp_dir("check-once");
+    let catalog = common::root().join("examples/catalog.json");
+    let cfg = config(
+        &dir,
+        &format!(
+            r#"
+[[client]]
+name = "ops"
+token = "${{env:OPS_TOKEN}}"
+
+[[client]]
+name = "nobody"
+token = "${{env:NOBODY_TOKEN}}"
+
+[[policy]]
+match = {{ client = "ops" }}
+deny = ["billing/refund_*"]
+
+[[source]]
+name = "examples"
+catalog = {catalog:?}
+
+[[source]]
+name = "exits"
+command = "sh"
+args = ["-c", "echo oops >&2; exit 3"]
+group = "exits"
+description = "Exits at once"
+
+[[source]]
+name = "closed"
+url = "http://127.0.0.1:1/mcp"
+group = "closed"
+description = "Nobody listens"
+
+[[source]]
+name = "hung"
+command = "sleep"
+args = ["3600"]
+group = "hung"
+description = "Never answers"
+"#,
+            catalog = catalog.display().to_string()
+        ),
+    );
+    let started = std::time::Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_toolsearch"))
+        .args(["check", "--wait", "2", "--config"])
+        .arg(&cfg)
+        .envs([
+            ("OPS_TOKEN", "ops-token-1"),
+            ("NOBODY_TOKEN", "nobody-token-2"),
+        ])
+        .env_remove("TOOLSEARCH_LOG")
+        .output()
+        .expect("run check");
+    let took = started.elapsed();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} missing: {out}"))
+            .to_owned()
+    };
+    assert!(
+        row("exits").contains("its stderr ended with: oops"),
+        "{out}"
+    );
+    assert!(row("closed").contains("cannot reach"), "{out}");
+    assert!(row("hung").contains("no answer within 2 s"), "{out}");
+    // Tried once each: no retry warnings, and nothing raw from the libraries.
+    assert!(
+        !err.contains("retry") && !err.contains("rmcp") && !err.contains("Error {"),
+        "{err}"
+    );
+    // A rule with only `deny` allows the rest; a client no rule applies to sees nothing.
+    let examples = row("examples");
+    let total: usize = examples
+        .split_whitespace()
+        .find_map(|n| n.parse().ok())
+        .expect("a tool count");
+    let ops: usize = row("ops")
+        .split_whitespace()
+        .last()
+        .and_then(|n| n.parse().ok())
+        .expect("a tool count");
+    assert!(ops > 0 && ops < total, "{out}");
+    assert_eq!(row("nobody").split_whitespace().last(), Some("0"), "{out}");
+    assert!(
+        err.contains("client \"nobody\" sees no tool") && !err.contains("client \"ops\""),
+        "{err}"
+    );
+    // The hung process is not left behind.
+    let mut leftover = String::new();
+    wait_until("the hung upstream to end", Duration::from_secs(10), || {
+        leftover = String::from_utf8_lossy(
+            &Command::new("pgrep")
+                .args(["-f", "^sleep 3600$"])
+                .output()
+                .expect("pgrep")
+                .stdout,
+        )
+        .into_owned();
+        leftover.trim().is_empty()
+    });
+
+    // A config without sources is refused.
+    let empty_dir = dir.join("empty");
+    std::fs::create_dir_all(&empty_dir).expect("dir");
+    let empty = config(&empty_dir, "");
+    let o = Command::new(env!("CARGO_BIN_EXE_toolsearch"))
+        .args(["check", "--config"])
+        .arg(&empty)
+        .output()
+        .expect("run check");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no [[source]]"));
+}

@@ -94,6 +94,10 @@ pub struct GatewayOptions {
     pub skills: Option<Arc<Skills>>,
     /// What runs CodeAct programs; needed when the config enables `[codeact]`.
     pub code_runner: Option<Arc<dyn CodeRunner>>,
+    /// Connect each upstream once and never restart it (a one-shot command that reports each
+    /// source as it stands, such as `check`); by default a failed or lost upstream is
+    /// restarted with backoff.
+    pub connect_once: bool,
 }
 
 impl GatewayOptions {
@@ -112,6 +116,12 @@ impl GatewayOptions {
     /// Sets the skills catalog.
     pub fn with_skills(mut self, skills: Option<Arc<Skills>>) -> Self {
         self.skills = skills;
+        self
+    }
+
+    /// Connects each upstream once, never restarting it (see [`Self::connect_once`]).
+    pub fn connecting_once(mut self) -> Self {
+        self.connect_once = true;
         self
     }
 }
@@ -159,6 +169,8 @@ pub struct Gateway {
     /// `[limits] startup_wait_ms`: how long a call waits for the sources in its scope that are
     /// still connecting.
     startup_wait: Duration,
+    /// Upstreams are connected once, never restarted ([`GatewayOptions::connect_once`]).
+    connect_once: bool,
     /// The client sessions: where upstream log messages and resource updates go.
     clients: clients::Clients,
 }
@@ -259,6 +271,7 @@ impl Gateway {
             reloading: tokio::sync::Mutex::new(()),
             startup_wait: config.startup_wait.unwrap_or(DEFAULT_STARTUP_WAIT),
             clients: clients::Clients::default(),
+            connect_once: options.connect_once,
         });
         tokio::spawn(follow(Arc::downgrade(&gateway), events_rx));
         let supervised: Vec<_> = lock(&gateway.states)

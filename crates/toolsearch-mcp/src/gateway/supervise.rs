@@ -37,7 +37,8 @@ pub(super) async fn follow(
 }
 
 /// Connects one upstream, then watches it: when its connection is gone, marks it unavailable
-/// and reconnects with exponential backoff until it is back (or the gateway stops). After a
+/// and reconnects with exponential backoff until it is back (or the gateway stops) — unless
+/// the gateway connects each upstream once ([`super::GatewayOptions::connect_once`]). After a
 /// call was abandoned (a timeout) it pings the upstream; one that does not answer within
 /// [`PING_TIMEOUT`] is disconnected, and so restarted.
 pub(super) async fn supervise(
@@ -50,6 +51,7 @@ pub(super) async fn supervise(
     let mut first = true;
     loop {
         if !first {
+            let once = gateway.upgrade().is_none_or(|g| g.connect_once);
             if upstream.is_connected().await {
                 backoff = FIRST_BACKOFF;
                 tokio::select! {
@@ -58,6 +60,10 @@ pub(super) async fn supervise(
                     () = upstream.suspected() => check_health(&name, &upstream).await,
                 }
                 continue;
+            }
+            if once {
+                // Connected once and now gone, or never connected: reported, not restarted.
+                return;
             }
             {
                 let Some(g) = gateway.upgrade() else { return };

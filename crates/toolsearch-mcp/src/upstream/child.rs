@@ -37,18 +37,17 @@ impl Drop for ChildGuard {
         let Some(mut child) = self.0.take() else {
             return;
         };
-        match tokio::runtime::Handle::try_current() {
-            // `kill` also reaps it, leaving no zombie.
-            Ok(runtime) => {
-                runtime.spawn(async move {
-                    if let Err(e) = Box::into_pin(child.kill()).await {
-                        tracing::warn!(error = %e, "could not kill an upstream's process");
-                    }
-                });
-            }
-            Err(_) => {
-                let _ = child.start_kill();
-            }
+        // The signal goes now: a task spawned to kill it would not run when the runtime is
+        // itself ending (a one-shot command returning while the child was still starting).
+        if let Err(e) = child.start_kill() {
+            tracing::warn!(error = %e, "could not kill an upstream's process");
+            return;
+        }
+        // Then it is reaped, leaving no zombie while the gateway runs on.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = child.wait().await;
+            });
         }
     }
 }

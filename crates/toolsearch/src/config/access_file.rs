@@ -13,6 +13,10 @@ use super::raw::{RawConfig, RawJwt, RawRate};
 /// Default `[auth.jwt] leeway_s`.
 pub const DEFAULT_LEEWAY_S: u64 = 30;
 
+/// The `allow` of a `[[policy]]` that gives none: every tool (`*` crosses the `/` of
+/// `group/tool`).
+const ALL_TOOLS: &str = "*";
+
 /// The access sections of `raw` (taken out of it); problems are appended.
 pub(super) fn access(
     raw: &mut RawConfig,
@@ -68,7 +72,8 @@ pub(super) fn access(
                 ));
             }
         }
-        let allow = p.allow.unwrap_or_default();
+        // Without `allow`, a rule allows every tool its `deny` does not name.
+        let allow = p.allow.unwrap_or_else(|| vec![ALL_TOOLS.to_owned()]);
         let deny = p.deny.unwrap_or_default();
         for (key, globs) in [("allow", &allow), ("deny", &deny)] {
             for (j, g) in globs.iter().enumerate() {
