@@ -396,6 +396,57 @@ async fn the_capabilities_surface_serves_search_invoke_and_skills_over_mcp() {
     client.cancel().await.expect("close");
 }
 
+/// A source's `tools` filter hides what it does not keep (from discovery and from calls), and
+/// its `call_timeout_ms` times its calls instead of `[limits] call_timeout_ms`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sources_tool_filter_and_call_timeout_apply_to_its_tools() {
+    let dir = temp_dir("source-filter");
+    let config = format!(
+        "[limits]\ncall_timeout_ms = 20000\n\n[[source]]\nname = \"py\"\ncommand = {:?}\nargs = [{:?}]\ngroup = \"py\"\ndescription = \"A Python SDK server\"\ntools = {{ allow = [\"shout\", \"f*\"], deny = [\"fail\"] }}\ncall_timeout_ms = 300\n",
+        common::python("pyenv").display().to_string(),
+        root()
+            .join("tests/python/upstream_server.py")
+            .display()
+            .to_string()
+    );
+    let path = dir.join("gateway.toml");
+    std::fs::write(&path, config).expect("config");
+    let client = connect(&path).await;
+    until_connected(&client).await;
+    let (listed, _) = call(&client, "list_tools", json!({"group": "py"})).await;
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["tool"].as_str())
+        .collect();
+    // `confirm` is not allowed, `fail` is denied.
+    assert_eq!(names, ["shout"], "{listed}");
+    let (failed, is_error) = call(
+        &client,
+        "call_tool",
+        json!({"group": "py", "tool": "fail", "arguments": {"why": "x"}}),
+    )
+    .await;
+    assert!(is_error && failed["error"] == "unknown_tool", "{failed}");
+    let (slow, is_error) = call(
+        &client,
+        "call_tool",
+        json!({"group": "py", "tool": "shout", "arguments": {"text": "hi", "delay_ms": 3000}}),
+    )
+    .await;
+    assert!(is_error && slow["error"] == "timeout", "{slow}");
+    assert!(slow["message"].to_string().contains("0.3 s"), "{slow}");
+    let (quick, is_error) = call(
+        &client,
+        "call_tool",
+        json!({"group": "py", "tool": "shout", "arguments": {"text": "hi"}}),
+    )
+    .await;
+    assert!(!is_error, "{quick}");
+    client.cancel().await.expect("close");
+}
+
 /// The official Python SDK's servers as stdio upstreams — `MCPServer` on the newest release
 /// and `FastMCP` on the last 1.x (tests/python/upstream_server.py) — answer calls through the
 /// gateway (on its call lane, with string request ids), overlapping calls each get their own

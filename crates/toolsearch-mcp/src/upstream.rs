@@ -169,6 +169,8 @@ pub struct ConnectionOptions {
     pub per_session: bool,
     /// `sampling`: the upstream may ask the client's model (`sampling/createMessage`).
     pub sampling: bool,
+    /// `call_timeout_ms`: how long its calls may run (`None`: the gateway's call timeout).
+    pub call_timeout: Option<std::time::Duration>,
 }
 
 impl Default for ConnectionOptions {
@@ -176,6 +178,7 @@ impl Default for ConnectionOptions {
         Self {
             per_session: false,
             sampling: true,
+            call_timeout: None,
         }
     }
 }

@@ -22,7 +22,7 @@ pub use search::{
     default_cache_dir,
 };
 pub use settings::{ControlNames, Settings};
-pub use source::{DEFAULT_INHERITED_ENV, SourceConfig, SourceKind};
+pub use source::{DEFAULT_INHERITED_ENV, SourceConfig, SourceKind, ToolFilter};
 pub use telemetry::{DEFAULT_SERVICE_NAME, TelemetryConfig};
 
 /// Which model-facing surface is served.

@@ -76,4 +76,10 @@ pub trait Executor: Send + Sync + fmt::Debug {
         let _ = session;
         self.call(tool, arguments)
     }
+
+    /// How long a call may run when this executor sets its own limit (a gateway source's
+    /// `call_timeout_ms`); `None`, the default: the engine's call timeout.
+    fn timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
 }

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 use toolsearch::ToolDef;
 use toolsearch::catalog::{GroupSpec, SourceTools, load_catalog_file};
 use toolsearch::config::{SourceConfig, SourceKind};
+use toolsearch::policy::ToolGlobs;
 
 use super::{CONNECTING, GatewayError};
 use crate::upstream::{ConnectionOptions, Upstream, UpstreamEvent, UpstreamExecutor};
@@ -24,6 +25,8 @@ pub(super) enum Origin {
 
 pub(super) struct SourceState {
     pub(super) config: SourceConfig,
+    /// Its `tools` filter, compiled.
+    filter: Filter,
     pub(super) origin: Origin,
     pub(super) status: Result<(), String>,
     pub(super) connecting: bool,
@@ -48,6 +51,7 @@ impl SourceState {
                         ConnectionOptions {
                             per_session: config.per_session,
                             sampling: config.sampling,
+                            call_timeout: config.call_timeout,
                         },
                     ),
                 ),
@@ -56,7 +60,12 @@ impl SourceState {
             _ => return Err(GatewayError::Unsupported(config.name.clone())),
         };
         let connecting = matches!(origin, Origin::Upstream { .. });
+        let filter = Filter::new(&config).map_err(|message| GatewayError::Source {
+            source_name: config.name.clone(),
+            message,
+        })?;
         Ok(Self {
+            filter,
             config,
             origin,
             status: if connecting {
@@ -86,7 +95,7 @@ impl SourceState {
         match &self.origin {
             Origin::Catalog(sources) => sources.clone(),
             Origin::Upstream { upstream, tools } => {
-                let source = grouped_or_direct(&self.config, tools.clone())
+                let source = grouped_or_direct(&self.config, self.filter.kept(tools))
                     .with_executor(Arc::new(UpstreamExecutor(upstream.clone())))
                     .with_unavailable(self.status.clone().err())
                     .with_connecting(self.connecting);
@@ -98,8 +107,39 @@ impl SourceState {
     pub(super) fn tool_count(&self) -> usize {
         match &self.origin {
             Origin::Catalog(sources) => sources.iter().map(|s| s.tools.len()).sum(),
-            Origin::Upstream { tools, .. } => tools.len(),
+            Origin::Upstream { tools, .. } => {
+                tools.iter().filter(|t| self.filter.keeps(&t.name)).count()
+            }
         }
+    }
+}
+
+/// A source's `tools` filter: which of the upstream's tools are offered, by their own names.
+struct Filter {
+    /// `None`: every tool.
+    allow: Option<ToolGlobs>,
+    deny: ToolGlobs,
+}
+
+impl Filter {
+    fn new(config: &SourceConfig) -> Result<Self, String> {
+        let f = &config.tools;
+        Ok(Self {
+            allow: f.allow.as_deref().map(ToolGlobs::new).transpose()?,
+            deny: ToolGlobs::new(&f.deny)?,
+        })
+    }
+
+    fn keeps(&self, tool: &str) -> bool {
+        self.allow.as_ref().is_none_or(|a| a.matches(None, tool)) && !self.deny.matches(None, tool)
+    }
+
+    fn kept(&self, tools: &[ToolDef]) -> Vec<ToolDef> {
+        tools
+            .iter()
+            .filter(|t| self.keeps(&t.name))
+            .cloned()
+            .collect()
     }
 }
 

@@ -118,4 +118,8 @@ impl Executor for UpstreamExecutor {
     ) -> BoxFuture<Result<CallResult, ExecError>> {
         Box::pin(Self::call_on(self.0.clone(), tool.to_owned(), arguments))
     }
+
+    fn timeout(&self) -> Option<std::time::Duration> {
+        self.0.options.call_timeout
+    }
 }

@@ -61,7 +61,7 @@ pub struct Config {
 
 /// `value` when it lies in `range` (as a `u64`: ranges start at 0 or above); else a problem
 /// "`key`: N is outside A..=B" and `None`.
-fn within(
+pub(super) fn within(
     key: &str,
     value: Option<i64>,
     range: std::ops::RangeInclusive<i64>,
@@ -406,6 +406,42 @@ name = "c"
             assert!(text.contains(needle), "missing {needle:?} in\n{text}");
         }
         assert_eq!(problems.len(), 15, "{text}");
+    }
+
+    #[test]
+    fn a_sources_tool_filter_and_call_timeout_parse_and_validate() {
+        let c = parse(
+            "[[source]]\nname = \"gh\"\ncommand = \"gh-mcp\"\ngroup = \"gh\"\ndescription = \"d\"\ntools = { allow = [\"get_*\", \"list_*\"], deny = [\"get_secret\"] }\ncall_timeout_ms = 5000\n\n[[source]]\nname = \"open\"\nurl = \"http://127.0.0.1:1/mcp\"\ngroup = \"o\"\ndescription = \"d\"\ntools = { deny = [\"drop_*\"] }\n",
+        )
+        .expect("valid");
+        let gh = &c.sources[0];
+        assert_eq!(
+            gh.tools.allow.as_deref(),
+            Some(&["get_*".to_owned(), "list_*".to_owned()][..])
+        );
+        assert_eq!(gh.tools.deny, ["get_secret"]);
+        assert_eq!(
+            gh.call_timeout,
+            Some(std::time::Duration::from_millis(5000))
+        );
+        let open = &c.sources[1];
+        assert!(open.tools.allow.is_none() && open.call_timeout.is_none());
+        assert!(!open.tools.is_open());
+
+        let e = parse("[[source]]\nname = \"a\"\ncommand = \"x\"\ngroup = \"a\"\ndescription = \"d\"\ntools = { allow = [\"[\"], only = [] }\n\n[[source]]\nname = \"b\"\ncommand = \"x\"\ngroup = \"b\"\ndescription = \"d\"\ntools = { deny = [\"\"] }\ncall_timeout_ms = 0\n\n[[source]]\nname = \"c\"\ncatalog = \"c.json\"\ntools = { deny = [\"x\"] }\n")
+            .expect_err("invalid");
+        assert!(e.to_string().contains("unknown field `only`"), "{e}");
+        let e = parse("[[source]]\nname = \"a\"\ncommand = \"x\"\ngroup = \"a\"\ndescription = \"d\"\ntools = { allow = [\"[\"] }\n\n[[source]]\nname = \"b\"\ncommand = \"x\"\ngroup = \"b\"\ndescription = \"d\"\ntools = { deny = [\"\"] }\ncall_timeout_ms = 0\n\n[[source]]\nname = \"c\"\ncatalog = \"c.json\"\ntools = { deny = [\"x\"] }\n")
+            .expect_err("invalid");
+        let text = e.to_string();
+        for needle in [
+            "source[0] (\"a\").tools.allow: \"[\"",
+            "source[1] (\"b\").tools.deny: \"\": an empty glob matches nothing",
+            "source[1] (\"b\").call_timeout_ms: 0 is outside 1..=86400000",
+            "source[2] (\"c\").tools: only allowed with command or url",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+        }
     }
 
     #[test]

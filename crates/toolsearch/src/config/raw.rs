@@ -203,6 +203,16 @@ pub(super) struct RawSource {
     pub(super) codeact: Option<RawCodeActTools>,
     pub(super) per_session: Option<bool>,
     pub(super) sampling: Option<bool>,
+    pub(super) tools: Option<RawToolFilter>,
+    pub(super) call_timeout_ms: Option<i64>,
+}
+
+/// `tools` of a `[[source]]`: globs over the upstream's own tool names.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawToolFilter {
+    pub(super) allow: Option<Vec<String>>,
+    pub(super) deny: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -4,8 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::access::glob_problem;
 use super::access_file::is_context_path;
-use super::raw::{RawCodeActTools, RawSource};
+use super::file::within;
+use super::raw::{RawCodeActTools, RawSource, RawToolFilter};
 use crate::catalog::CodeActTools;
 use crate::catalog::name::{group_description_problem, group_name_problem};
 
@@ -89,6 +91,30 @@ pub struct SourceConfig {
     /// `sampling`: the server may ask the client's model through `sampling/createMessage`
     /// (default true; false refuses its sampling requests).
     pub sampling: bool,
+    /// `tools`: which of the upstream's tools are offered, by their own names.
+    pub tools: ToolFilter,
+    /// `call_timeout_ms`: how long a call of this source's tools may run (default: `[limits]
+    /// call_timeout_ms`).
+    pub call_timeout: Option<std::time::Duration>,
+}
+
+/// `tools = { allow = [...], deny = [...] }` of an upstream source: globs (`*`, `?`, `[...]`)
+/// over its tools' own names. A tool is offered when `allow` is absent or one of its globs
+/// matches, and no `deny` glob does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolFilter {
+    /// Globs of the tools offered; `None`: every tool.
+    pub allow: Option<Vec<String>>,
+    /// Globs of the tools never offered.
+    pub deny: Vec<String>,
+}
+
+impl ToolFilter {
+    /// Whether it keeps every tool.
+    pub fn is_open(&self) -> bool {
+        self.allow.is_none() && self.deny.is_empty()
+    }
 }
 
 pub(super) fn validate_source(
@@ -289,14 +315,26 @@ pub(super) fn validate_source(
         for (key, present) in [
             ("per_session", s.per_session.is_some()),
             ("sampling", s.sampling.is_some()),
+            ("tools", s.tools.is_some()),
+            ("call_timeout_ms", s.call_timeout_ms.is_some()),
         ] {
             mismatch(key, present, problems, "command or url");
         }
     }
+    let tools = tool_filter(&at, s.tools.unwrap_or_default(), problems);
+    let call_timeout = within(
+        &format!("{at}.call_timeout_ms"),
+        s.call_timeout_ms,
+        1..=86_400_000,
+        problems,
+    )
+    .map(std::time::Duration::from_millis);
     if problems.len() != before {
         return None;
     }
     Some(SourceConfig {
+        tools,
+        call_timeout,
         per_session: s.per_session.unwrap_or(false),
         sampling: s.sampling.unwrap_or(true),
         name,
@@ -306,6 +344,22 @@ pub(super) fn validate_source(
         instructions: s.instructions.unwrap_or_default(),
         codeact,
     })
+}
+
+/// `tools` of a source, its globs checked.
+fn tool_filter(at: &str, raw: RawToolFilter, problems: &mut Vec<String>) -> ToolFilter {
+    let filter = ToolFilter {
+        allow: raw.allow,
+        deny: raw.deny.unwrap_or_default(),
+    };
+    let allow = filter.allow.iter().flatten().map(|g| ("allow", g));
+    let deny = filter.deny.iter().map(|g| ("deny", g));
+    for (key, glob) in allow.chain(deny) {
+        if let Some(why) = glob_problem(glob) {
+            problems.push(format!("{at}.tools.{key}: {glob:?}: {why}"));
+        }
+    }
+    filter
 }
 
 /// An environment variable's name: ASCII letters, digits and `_`, not starting with a digit.

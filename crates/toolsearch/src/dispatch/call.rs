@@ -178,11 +178,12 @@ impl CallPath {
         }
         let running =
             AssertUnwindSafe(executor.call_in(session, target.tool, arguments)).catch_unwind();
-        match tokio::time::timeout(self.timeout, running).await {
+        let limit = executor.timeout().unwrap_or(self.timeout);
+        match tokio::time::timeout(limit, running).await {
             Err(_) => fail(ToolError::timeout(format!(
                 "{} did not finish within {} s and was cancelled. {UNCERTAIN}",
                 target.label(),
-                self.timeout.as_secs_f64()
+                limit.as_secs_f64()
             ))),
             Ok(Err(panic)) => {
                 let what = panic

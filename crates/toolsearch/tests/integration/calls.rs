@@ -555,3 +555,57 @@ async fn the_toolproxy_surface_searches_names_descriptions_and_groups_and_calls(
             .contains("call_proxy_tool")
     );
 }
+
+/// Sleeps for the `millis` it is given, under its own call limit (a gateway source's
+/// `call_timeout_ms`).
+#[derive(Debug)]
+struct OwnLimit(Duration);
+
+impl toolsearch::exec::Executor for OwnLimit {
+    fn call(
+        &self,
+        _tool: &str,
+        arguments: serde_json::Map<String, Value>,
+    ) -> toolsearch::exec::BoxFuture<Result<CallResult, ExecError>> {
+        let millis = arguments["millis"].as_u64().unwrap_or(0);
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(millis)).await;
+            Ok(CallResult::text("slept", false))
+        })
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        Some(self.0)
+    }
+}
+
+#[tokio::test]
+async fn an_executor_with_its_own_limit_is_timed_by_it() {
+    let sleep = || {
+        let Value::Object(schema) = json!({"type": "object",
+            "properties": {"millis": {"type": "integer"}}, "required": ["millis"]})
+        else {
+            unreachable!("an object")
+        };
+        toolsearch::ToolDef::new("sleep", "Sleeps.").with_input_schema(schema)
+    };
+    let source = |name: &str, limit_ms: u64| {
+        toolsearch::SourceTools::grouped(name, GroupSpec::new(name, "Sleeps"), vec![sleep()])
+            .with_executor(Arc::new(OwnLimit(Duration::from_millis(limit_ms))))
+    };
+    // The engine's limit is 200 ms; one source allows 50 ms, the other 1 s.
+    let runs = Arc::new(Runs::default());
+    let e = builder(&runs)
+        .source(source("short", 50))
+        .source(source("long", 1000))
+        .build()
+        .expect("valid");
+    let v = error_of(&call(&e, "short", "sleep", json!({"millis": 150})).await);
+    assert_eq!(v["error"], "timeout");
+    assert!(
+        v["message"].as_str().expect("msg").contains("0.05 s"),
+        "{v}"
+    );
+    let r = call(&e, "long", "sleep", json!({"millis": 400})).await;
+    assert!(!r.is_error, "{r:?}");
+}
