@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use toolsearch::config::load_config;
-use toolsearch_mcp::Gateway;
 
 use crate::EXIT_TOOL_ERROR;
 
@@ -41,20 +40,8 @@ pub fn run(a: CheckArgs) -> anyhow::Result<ExitCode> {
         .context("starting the async runtime")?;
     runtime.block_on(async {
         // Each source is tried once: what it says the first time is the answer.
-        let options = crate::wiring::gateway_options(&config)
-            .await?
-            .connecting_once();
-        let gateway = Gateway::launch(config, options).await?;
-        let _ = tokio::time::timeout(wait, gateway.settled()).await;
-        let mut statuses = gateway.statuses();
-        for s in &mut statuses {
-            if s.status.as_ref().is_err_and(|e| e == toolsearch_mcp::gateway::CONNECTING) {
-                s.status = Err(format!(
-                    "no answer within {} s (still starting, or hung); `--wait` waits longer",
-                    a.wait
-                ));
-            }
-        }
+        let options = crate::wiring::gateway_options(&config).await?;
+        let (gateway, mut statuses) = crate::wiring::connect_once(config, options, wait).await?;
         // A source that connects but whose calls could never carry their context headers is
         // not ok: say so here rather than at the first call.
         for (source, problem) in gateway.context_problems() {

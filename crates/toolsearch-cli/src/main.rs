@@ -1,6 +1,7 @@
 //! The `toolsearch` binary: parses flags, runs a command, prints errors as one line.
 
 mod allocator;
+mod catalog;
 mod check;
 mod control;
 mod export;
@@ -31,6 +32,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Validate a config, connect to every source, and print each one's state.
     Check(check::CheckArgs),
+    /// Connect the config's sources and write their tools as a catalog file (for `control`,
+    /// `search` and `eval` on your own tools).
+    Catalog(catalog::CatalogArgs),
     /// Rank the catalog for a query and show scores and why each tool matched.
     Search(retrieval::SearchArgs),
     /// Measure retrieval quality and latency on a queries file.
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => retrieval::eval(args),
         Command::Index(args) => retrieval::index(args),
         Command::Export(args) => export::run(args),
+        Command::Catalog(args) => catalog::run(args),
     };
     match result {
         Ok(code) => code,

@@ -4,13 +4,14 @@
 //! short-lived gateway for the commands that only read a config's catalog.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
 use toolsearch::codeact::CodeRunner;
 use toolsearch::config::Config;
 use toolsearch::skills::Skills;
 use toolsearch_codeact::MontyRunner;
-use toolsearch_mcp::gateway::GatewayOptions;
+use toolsearch_mcp::gateway::{CONNECTING, Gateway, GatewayOptions, SourceStatus};
 
 /// Everything `config` needs loaded for the gateway; the embedding model loads off the async
 /// executor.
@@ -40,11 +41,36 @@ pub fn with_gateway<T>(
         .context("starting the async runtime")?;
     runtime.block_on(async {
         let options = GatewayOptions::default().with_skills(skills(&config)?);
-        let gateway = toolsearch_mcp::Gateway::start(config, options).await?;
+        let (gateway, _) = connect_once(config, options, ONE_SHOT_WAIT).await?;
         let out = f(&gateway);
         gateway.shutdown().await;
         out
     })
+}
+
+/// How long a one-shot command waits for its sources by default.
+pub const ONE_SHOT_WAIT: Duration = Duration::from_secs(30);
+
+/// A gateway for a one-shot command: each source connected once (none restarted), at most
+/// `wait` waited for; with every source's status, one still starting then said to be not
+/// answering (its process is ended with the gateway).
+pub async fn connect_once(
+    config: Config,
+    options: GatewayOptions,
+    wait: Duration,
+) -> anyhow::Result<(Arc<Gateway>, Vec<SourceStatus>)> {
+    let gateway = Gateway::launch(config, options.connecting_once()).await?;
+    let _ = tokio::time::timeout(wait, gateway.settled()).await;
+    let mut statuses = gateway.statuses();
+    for s in &mut statuses {
+        if s.status.as_ref().is_err_and(|e| e == CONNECTING) {
+            s.status = Err(format!(
+                "no answer within {} s (still starting, or hung); `--wait` waits longer",
+                wait.as_secs()
+            ));
+        }
+    }
+    Ok((gateway, statuses))
 }
 
 /// What runs CodeAct programs: monty, in this process (its memory is counted by the

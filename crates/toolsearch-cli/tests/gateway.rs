@@ -396,13 +396,12 @@ async fn the_capabilities_surface_serves_search_invoke_and_skills_over_mcp() {
     client.cancel().await.expect("close");
 }
 
-/// A source's `tools` filter hides what it does not keep (from discovery and from calls), and
-/// its `call_timeout_ms` times its calls instead of `[limits] call_timeout_ms`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sources_tool_filter_and_call_timeout_apply_to_its_tools() {
-    let dir = temp_dir("source-filter");
+/// A config in a fresh folder `name`: `before`, then source `py` (the Python SDK's server over
+/// stdio, group `py`) followed by `after` (more of its keys, or more sources).
+fn python_config(name: &str, before: &str, after: &str) -> PathBuf {
+    let dir = temp_dir(name);
     let config = format!(
-        "[limits]\ncall_timeout_ms = 20000\n\n[[source]]\nname = \"py\"\ncommand = {:?}\nargs = [{:?}]\ngroup = \"py\"\ndescription = \"A Python SDK server\"\ntools = {{ allow = [\"shout\", \"f*\"], deny = [\"fail\"] }}\ncall_timeout_ms = 300\n",
+        "{before}\n[[source]]\nname = \"py\"\ncommand = {:?}\nargs = [{:?}]\ngroup = \"py\"\ndescription = \"A Python SDK server\"\n{after}",
         common::python("pyenv").display().to_string(),
         root()
             .join("tests/python/upstream_server.py")
@@ -411,6 +410,18 @@ async fn a_sources_tool_filter_and_call_timeout_apply_to_its_tools() {
     );
     let path = dir.join("gateway.toml");
     std::fs::write(&path, config).expect("config");
+    path
+}
+
+/// A source's `tools` filter hides what it does not keep (from discovery and from calls), and
+/// its `call_timeout_ms` times its calls instead of `[limits] call_timeout_ms`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sources_tool_filter_and_call_timeout_apply_to_its_tools() {
+    let path = python_config(
+        "source-filter",
+        "[limits]\ncall_timeout_ms = 20000\n",
+        "tools = { allow = [\"shout\", \"f*\"], deny = [\"fail\"] }\ncall_timeout_ms = 300\n",
+    );
     let client = connect(&path).await;
     until_connected(&client).await;
     let (listed, _) = call(&client, "list_tools", json!({"group": "py"})).await;
@@ -445,6 +456,52 @@ async fn a_sources_tool_filter_and_call_timeout_apply_to_its_tools() {
     .await;
     assert!(!is_error, "{quick}");
     client.cancel().await.expect("close");
+}
+
+/// `toolsearch catalog` writes the live tools of a config's sources as a catalog file that
+/// `search` then ranks; a source that does not answer is left out and named.
+#[test]
+fn catalog_writes_the_live_tools_for_search_on_your_own_catalog() {
+    let path = python_config(
+        "catalog-command",
+        "",
+        "\n[[source]]\nname = \"broken\"\ncommand = \"/nonexistent/mcp-server\"\ngroup = \"broken\"\ndescription = \"Never starts\"\n",
+    );
+    let out = path.with_file_name("catalog.json");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"))
+        .args(["catalog", "--config"])
+        .arg(&path)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("run catalog");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("source \"broken\" left out: cannot start"),
+        "{err}"
+    );
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("written")).expect("JSON");
+    let groups = written["groups"].as_array().expect("groups");
+    assert_eq!(groups.len(), 1, "{written}");
+    assert_eq!(groups[0]["name"], "py");
+    let shout = groups[0]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "shout")
+        .expect("shout listed");
+    assert_eq!(shout["inputSchema"]["properties"]["text"]["type"], "string");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_toolsearch"))
+        .args(["search", "--catalog"])
+        .arg(&out)
+        .args(["--method", "bm25", "upper-case some text"])
+        .output()
+        .expect("run search");
+    let ranked = String::from_utf8_lossy(&o.stdout);
+    let first = ranked.lines().nth(1).unwrap_or_default();
+    assert!(first.contains("py/shout"), "{ranked}");
 }
 
 /// The official Python SDK's servers as stdio upstreams — `MCPServer` on the newest release

@@ -1,5 +1,6 @@
 //! The catalog model: tools, groups, sources, and the directory snapshot built from them.
 
+mod catalog_json;
 pub mod directory;
 pub mod file;
 pub mod name;
@@ -13,6 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::exec::Executor;
 
+pub use catalog_json::catalog_json;
 pub use directory::{DirectEntry, Directory, DirectoryError, GroupEntry, ToolEntry, ToolId};
 pub use file::{CatalogFile, CatalogFileError, load_catalog_file, parse_catalog};
 pub use name::canonical_name;
