@@ -5,6 +5,7 @@ mod catalog;
 mod check;
 mod control;
 mod export;
+mod init;
 mod logging;
 mod reload;
 mod retrieval;
@@ -32,6 +33,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Validate a config, connect to every source, and print each one's state.
     Check(check::CheckArgs),
+    /// Write a gateway config from the MCP servers a client already has (Claude Desktop,
+    /// Claude Code, Cursor, VS Code, or a file).
+    Init(init::InitArgs),
     /// Connect the config's sources and write their tools as a catalog file (for `control`,
     /// `search` and `eval` on your own tools).
     Catalog(catalog::CatalogArgs),
@@ -62,6 +66,7 @@ fn main() -> ExitCode {
         Command::Index(args) => retrieval::index(args),
         Command::Export(args) => export::run(args),
         Command::Catalog(args) => catalog::run(args),
+        Command::Init(args) => init::run(args),
     };
     match result {
         Ok(code) => code,

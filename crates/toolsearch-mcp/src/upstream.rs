@@ -554,6 +554,23 @@ impl Upstream {
         })
     }
 
+    /// What the live connection's server says of itself: its title (or name), its
+    /// description and its instructions, as it gave them in `initialize`.
+    pub async fn introduction(&self) -> Option<(String, Option<String>, Option<String>)> {
+        let peer = self.peer().await?;
+        let info = peer.peer_info()?;
+        // On 2026-07-28 a server may leave its `serverInfo` out.
+        let server = info.server_info.as_ref();
+        let title = server
+            .map(|s| s.title.clone().unwrap_or_else(|| s.name.clone()))
+            .unwrap_or_else(|| self.name.clone());
+        Some((
+            title,
+            server.and_then(|s| s.description.clone()),
+            info.instructions.clone(),
+        ))
+    }
+
     /// The protocol version negotiated on the live connection.
     pub async fn protocol_version(&self) -> Option<String> {
         let peer = self.peer().await?;
