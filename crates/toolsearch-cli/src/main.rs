@@ -7,6 +7,7 @@ mod control;
 mod export;
 mod init;
 mod logging;
+mod progress;
 mod reload;
 mod retrieval;
 mod serve;

@@ -334,14 +334,7 @@ pub fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
     let embedder = toolsearch_embed::load(&settings.semantic)?;
     let load_ms = loading.elapsed().as_secs_f64() * 1e3;
     let semantic = SemanticSearch::open(embedder, &settings.semantic, false)?;
-    let bar = indicatif::ProgressBar::new(0).with_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg} [{bar:30}] {pos}/{len} tools, {per_sec}, eta {eta}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
-    bar.set_message("embedding");
+    let bar = crate::progress::tools_bar("embedding");
     let started = Instant::now();
     let (vectors, embedded) = semantic.index(dir, &mut |done, todo| {
         bar.set_length(todo as u64);

@@ -88,9 +88,12 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     let served = runtime.block_on(async {
         let mut signals = Signals::new().context("installing signal handlers")?;
         // Upstreams connect in the background: the client's `initialize` is answered at once.
-        let options = crate::wiring::gateway_options(&config).await?;
+        let (options, to_build) = crate::wiring::serve_options(&config).await?;
         let watch = config.watch;
         let gateway = Gateway::launch(config, options).await?;
+        if let Some(semantic) = to_build {
+            tokio::spawn(crate::wiring::build_cache(gateway.clone(), semantic));
+        }
         for (source, problem) in gateway.context_problems() {
             tracing::warn!(%source, "{problem}");
         }

@@ -73,6 +73,67 @@ pub async fn connect_once(
     Ok((gateway, statuses))
 }
 
+/// [`gateway_options`] for `serve`: with a dense method and no embedding cache yet, an empty
+/// one instead of a refusal, and the search to build it with ([`build_cache`]) once the
+/// sources are in.
+pub async fn serve_options(
+    config: &Config,
+) -> anyhow::Result<(
+    GatewayOptions,
+    Option<Arc<toolsearch::search::semantic::SemanticSearch>>,
+)> {
+    let settings = config.settings.clone();
+    let semantic = tokio::task::spawn_blocking(move || {
+        toolsearch_embed::semantic_search_building(&settings, settings.method)
+    })
+    .await
+    .context("loading the embedding model")??;
+    let to_build = semantic
+        .as_ref()
+        .filter(|(_, missing)| *missing)
+        .map(|(s, _)| s.clone());
+    let options = GatewayOptions::default()
+        .with_semantic(semantic.map(|(s, _)| s))
+        .with_skills(skills(config)?)
+        .with_code_runner(Some(code_runner()));
+    Ok((options, to_build))
+}
+
+/// Builds the embedding cache of `gateway`'s tools once its sources are in (each connected or
+/// failed once), with progress on stderr; searches before it is done embed what they need.
+pub async fn build_cache(
+    gateway: Arc<Gateway>,
+    semantic: Arc<toolsearch::search::semantic::SemanticSearch>,
+) {
+    gateway.settled().await;
+    let snapshot = gateway.engine().snapshot();
+    let built = tokio::task::spawn_blocking(move || {
+        let dir = snapshot.directory();
+        eprintln!(
+            "toolsearch: no embedding cache yet; embedding {} tools into {}",
+            dir.tools().len(),
+            semantic.cache_path().display()
+        );
+        let bar = crate::progress::tools_bar("embedding");
+        let started = std::time::Instant::now();
+        let result = semantic.index(dir, &mut |done, todo| {
+            bar.set_length(todo as u64);
+            bar.set_position(done as u64);
+        });
+        bar.finish_and_clear();
+        result.map(|(vectors, _)| (vectors.len(), started.elapsed()))
+    })
+    .await;
+    match built {
+        Ok(Ok((tools, took))) => eprintln!(
+            "toolsearch: embedding cache built: {tools} tools in {:.1} s",
+            took.as_secs_f64()
+        ),
+        Ok(Err(e)) => eprintln!("toolsearch: building the embedding cache failed: {e}"),
+        Err(e) => eprintln!("toolsearch: building the embedding cache failed: {e}"),
+    }
+}
+
 /// What runs CodeAct programs: monty, in this process (its memory is counted by the
 /// binary's global allocator, `SandboxAllocator`).
 pub fn code_runner() -> Arc<dyn CodeRunner> {

@@ -216,3 +216,66 @@ fn control_serves_the_configured_dense_method_and_eval_measures_it() {
     assert!(r[1]["recall@5"].as_f64() > Some(0.45), "{}", r[1]);
     assert!(r[2]["recall@5"].as_f64() > Some(0.45), "{}", r[2]);
 }
+
+/// `serve` with a dense method and no embedding cache builds the cache at start (saying so on
+/// stderr) instead of refusing, and a hybrid discovery answers.
+#[test]
+fn serve_builds_a_missing_embedding_cache_at_start() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(model) = model_dir() else { return };
+    let dir = scratch("serve-builds");
+    let cache = dir.join("cache");
+    let config = dir.join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[search]\nmethod = \"hybrid\"\n\n[search.semantic]\nmodel = {model:?}\ncache_dir = {:?}\n\n[[source]]\nname = \"examples\"\ncatalog = {:?}\n",
+            cache.display().to_string(),
+            root().join("examples/catalog.json").display().to_string()
+        ),
+    )
+    .expect("config");
+    let log = dir.join("stderr.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolsearch"))
+        .args(["serve", "--config"])
+        .arg(&config)
+        .env_remove("TOOLSEARCH_MODEL")
+        .env_remove("TOOLSEARCH_CACHE_DIR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut send = |m: serde_json::Value| writeln!(stdin, "{m}").expect("write");
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    let _ = lines.next();
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "discover_tools", "arguments": {"query": "give the customer their money back"}}}),
+    );
+    let answer = lines.next().expect("an answer").expect("a line");
+    assert!(answer.contains("refund_payment"), "{answer}");
+    // The cache is written once the build ends.
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("embedding cache built")
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "{}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    drop(stdin);
+    let _ = child.wait();
+    let files: Vec<_> = std::fs::read_dir(&cache).expect("cache dir").collect();
+    assert!(!files.is_empty(), "no cache file in {}", cache.display());
+}

@@ -78,6 +78,24 @@ pub fn semantic_search(
     settings: &Settings,
     method: SearchMethod,
 ) -> Result<Option<Arc<SemanticSearch>>, LoadError> {
+    semantic_search_with(settings, method, true).map(|s| s.map(|(s, _)| s))
+}
+
+/// [`semantic_search`], with no cache needed: an empty one is made when there is none, and
+/// `true` beside it says so (the tools are embedded at their first dense search, unless the
+/// caller builds it first with [`SemanticSearch::index`]).
+pub fn semantic_search_building(
+    settings: &Settings,
+    method: SearchMethod,
+) -> Result<Option<(Arc<SemanticSearch>, bool)>, LoadError> {
+    semantic_search_with(settings, method, false)
+}
+
+fn semantic_search_with(
+    settings: &Settings,
+    method: SearchMethod,
+    require_cache: bool,
+) -> Result<Option<(Arc<SemanticSearch>, bool)>, LoadError> {
     let dense = matches!(method, SearchMethod::Semantic | SearchMethod::Hybrid);
     let per_call = settings.surface == Surface::Capabilities
         && (settings.semantic.model.is_some() || settings.semantic.url.is_some());
@@ -85,9 +103,11 @@ pub fn semantic_search(
         return Ok(None);
     }
     let embedder = load(&settings.semantic)?;
-    SemanticSearch::open(embedder, &settings.semantic, true)
-        .map(|s| Some(Arc::new(s)))
-        .map_err(|e| LoadError::new(e.to_string()))
+    let search = SemanticSearch::open(embedder, &settings.semantic, require_cache)
+        .map_err(|e| LoadError::new(e.to_string()))?;
+    // A cache made now has no file yet.
+    let missing = !search.cache_path().exists();
+    Ok(Some((Arc::new(search), missing)))
 }
 
 /// Installs rustls' ring provider once (reqwest is built without a default provider).
