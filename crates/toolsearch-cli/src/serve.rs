@@ -34,7 +34,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     metrics: Option<String>,
     /// With --http: this replica's name (lowercase letters, digits, '-'), the prefix of its
-    /// session ids, by which a load balancer keeps a session on its replica (docs/deploy.md).
+    /// session ids, by which a load balancer keeps a session on its replica (docs/operations.md).
     #[arg(long, value_name = "NAME")]
     replica: Option<String>,
 }

@@ -17,14 +17,9 @@ fn fixtures() -> PathBuf {
 
 /// `toolsearch init ARGS` in `cwd` with `HOME` at `home`.
 fn init(args: &[&str], cwd: &Path, home: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolsearch"))
-        .arg("init")
-        .args(args)
-        .current_dir(cwd)
-        .env("HOME", home)
-        .env_remove("TOOLSEARCH_LOG")
-        .output()
-        .expect("run init")
+    let mut all = vec!["init"];
+    all.extend_from_slice(args);
+    toolsearch_in(&all, cwd, home)
 }
 
 /// The values in the fixtures that are secrets: none may be written or printed.
@@ -185,4 +180,110 @@ fn connect_describes_each_group_from_what_its_server_says() {
         "{described}"
     );
     assert!(stderr.contains("broken did not answer"), "{stderr}");
+}
+
+/// The README's quickstart, run as written: a Claude Desktop config where Claude Desktop keeps
+/// it (two of the official reference servers), each `toolsearch` line of the quickstart block
+/// in turn, then the client's side — the installed entry launched as the client launches it —
+/// with a search and a call through it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readmes_quickstart_works_as_written() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let block = readme
+        .split("<!-- quickstart -->")
+        .nth(1)
+        .and_then(|rest| rest.split("<!-- /quickstart -->").next())
+        .expect("a quickstart block in the README");
+    let commands: Vec<Vec<&str>> = block
+        .lines()
+        .filter(|l| l.starts_with("toolsearch "))
+        .map(|l| l.split_whitespace().skip(1).collect())
+        .collect();
+    assert!(commands.len() >= 2, "{block}");
+
+    let home = temp_dir("quickstart");
+    let files = home.join("project");
+    std::fs::create_dir_all(&files).expect("dir");
+    std::fs::write(files.join("notes.txt"), "hello").expect("file");
+    let desktop = home.join(".config/Claude/claude_desktop_config.json");
+    std::fs::create_dir_all(desktop.parent().expect("dir")).expect("dir");
+    let client = serde_json::json!({"mcpServers": {
+        "everything": {"command": "node", "args": [common::reference_server_js("everything")]},
+        "filesystem": {"command": "node",
+                       "args": [common::reference_server_js("filesystem"), files.display().to_string()]}
+    }});
+    std::fs::write(&desktop, client.to_string()).expect("client file");
+    let work = home.join("work");
+    std::fs::create_dir_all(&work).expect("dir");
+    for args in &commands {
+        let out = toolsearch_in(args, &work, &home);
+        assert!(
+            out.status.success(),
+            "toolsearch {}: {}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    // The client's side: what it launches now.
+    let installed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&desktop).expect("client")).expect("JSON");
+    let entry = &installed["mcpServers"]["toolsearch"];
+    let mut cmd = tokio::process::Command::new(entry["command"].as_str().expect("command"));
+    for a in entry["args"].as_array().expect("args") {
+        cmd.arg(a.as_str().expect("arg"));
+    }
+    cmd.env("HOME", &home);
+    let gateway =
+        ().serve(rmcp::transport::TokioChildProcess::new(cmd).expect("launch"))
+            .await
+            .expect("initialize");
+    let call = |name: &'static str, args: serde_json::Value| {
+        let gateway = &gateway;
+        async move {
+            let serde_json::Value::Object(args) = args else {
+                unreachable!("an object")
+            };
+            let r = gateway
+                .call_tool(CallToolRequestParams::new(name).with_arguments(args))
+                .await
+                .expect("answered");
+            serde_json::to_value(&r).expect("json").to_string()
+        }
+    };
+    let mut found = String::new();
+    for _ in 0..100 {
+        found = call(
+            "discover_tools",
+            serde_json::json!({"query": "echo back a message"}),
+        )
+        .await;
+        if found.contains("\\\"echo\\\"") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert!(found.contains("\\\"echo\\\""), "{found}");
+    let echoed = call(
+        "call_tool",
+        serde_json::json!({"group": "everything", "tool": "echo", "arguments": {"message": "quickstart-ok"}}),
+    )
+    .await;
+    assert!(echoed.contains("quickstart-ok"), "{echoed}");
+    gateway.cancel().await.expect("close");
+}
+
+/// `toolsearch ARGS` in `cwd` with `HOME` at `home`.
+fn toolsearch_in(args: &[&str], cwd: &Path, home: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolsearch"))
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env_remove("TOOLSEARCH_LOG")
+        .output()
+        .expect("run toolsearch")
 }

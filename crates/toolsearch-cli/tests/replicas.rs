@@ -296,11 +296,12 @@ fn two_replicas_behind_nginx_share_the_load_keep_sessions_and_survive_a_kill() {
 }
 
 #[test]
-fn deploy_md_shows_the_tested_nginx_config() {
+fn operations_md_shows_the_tested_nginx_config() {
     let conf = std::fs::read_to_string(root().join("deploy/nginx.conf")).expect("conf");
-    let doc = std::fs::read_to_string(root().join("docs/deploy.md")).expect("docs/deploy.md");
+    let doc =
+        std::fs::read_to_string(root().join("docs/operations.md")).expect("docs/operations.md");
     assert!(
         doc.contains(conf.trim()),
-        "docs/deploy.md must quote deploy/nginx.conf verbatim"
+        "docs/operations.md must quote deploy/nginx.conf verbatim"
     );
 }

@@ -1,5 +1,5 @@
 //! Writes what the semantic and hybrid searches of a catalog see, for analysis outside the
-//! engine (`scripts/semantic_lab.py`): every tool's vector, key and embedded text, and every
+//! engine (`research/semantic_lab.py`): every tool's vector, key and embedded text, and every
 //! query's vectors (the whole query's, then each sentence's) with BM25's first 100 tools.
 //!
 //! `cargo run --release -p toolsearch-embed --example dump_vectors CATALOG QUERIES OUT_DIR`

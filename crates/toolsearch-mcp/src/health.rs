@@ -2,7 +2,7 @@
 //! source is ready: connected, or a static catalog). Both answer `GET` and `HEAD` without
 //! authentication — a load balancer or an orchestrator probes them without a token — so they
 //! say nothing of the catalog: no tool or group names, no counts; `/readyz` names only the
-//! sources (config names) that are not ready, as `../shared/DESIGN.md` ("Operations") asks.
+//! sources (config names) that are not ready (docs/reference.md, "Operations").
 //!
 //! Bodies are JSON: `{"status":"ok"}`; `{"status":"ready"}`; with `503`,
 //! `{"status":"not_ready","sources":["<name>", …]}`.

@@ -1,7 +1,7 @@
 //! Session ids that name their replica. Behind a load balancer, a legacy (initialize-handshake)
 //! session lives in the memory of the replica that opened it, so every later request of the
 //! session must reach that replica. With a replica name (`serve --http --replica a`), session
-//! ids read `a.<uuid>`: the balancer routes by that prefix (docs/deploy.md gives the nginx
+//! ids read `a.<uuid>`: the balancer routes by that prefix (docs/operations.md gives the nginx
 //! `map`), and requests without a session (`initialize`, stateless 2026-07-28 clients) go to
 //! any replica. This wraps rmcp's [`LocalSessionManager`], adding and stripping the prefix; a
 //! session id of another replica is simply unknown here (404, as for an expired session).

@@ -7,7 +7,7 @@
 //! `ToolRegistry` indexes); its search is `ToolRegistry::search(query, 20)`, timed per query
 //! like ours (`toolsearch::search::rank`, BM25, default parameters). Set `PEER_QUERIES=N` to
 //! use only the first N queries of each file, `PEER_DATA=DIR` to read the sets from `DIR`
-//! instead of `../shared/data` (e.g. the derived sets of `scripts/compound_names.py`).
+//! instead of `../shared/data` (e.g. the derived sets of `research/compound_names.py`).
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -6,7 +6,7 @@
 //! `PEER_QUERIES=N cargo bench -p toolsearch-peers --bench ratel_dense` (every k-th query so
 //! that N of them cover the whole file; default 1000). `PEER_SETS=metatool` limits the sets; a
 //! set written `NAME=CATALOG` ranks NAME's queries over another catalog (the distractor
-//! catalogs of `scripts/distractors.py`, e.g. `metatool=/tmp/d/metatool-10k.json`). The
+//! catalogs of `research/distractors.py`, e.g. `metatool=/tmp/d/metatool-10k.json`). The
 //! `multi r@10` column is recall@10 over the queries with two or more relevant tools.
 //! Ratel embeds one tool at a time on the first dense search; that search is timed as its
 //! build. Ours embeds into an empty cache folder (a fresh temporary one), timed as ours.

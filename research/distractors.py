@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds the 10k-tool distractor catalogs of BENCHMARKS.md.
 
-    python3 scripts/distractors.py ../shared/data OUT_DIR [TOOLS]
+    python3 research/distractors.py ../shared/data OUT_DIR [TOOLS]
 
 writes OUT_DIR/metatool-10k.json, OUT_DIR/toolbench-10k.json and
 OUT_DIR/toolbench-10k-untouched.json (TOOLS tools each, default 10,000; with TOOLS 0,

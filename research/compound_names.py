@@ -8,7 +8,7 @@ queries.jsonl:
 - compound: terse, and every tool named `/v1/<its name lower-cased without separators>`
   (`Get Email` -> `/v1/getemail`), the queries' relevant ids renamed to match.
 
-    python3 scripts/compound_names.py ../shared/data /tmp/derived
+    python3 research/compound_names.py ../shared/data /tmp/derived
     PEER_DATA=/tmp/derived/compound cargo bench -p toolsearch-peers --bench ratel
 """
 import json

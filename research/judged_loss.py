@@ -4,8 +4,8 @@
 
     toolsearch eval --catalog OWN.json --queries Q --method hybrid --split test --rankings own.jsonl
     toolsearch eval --catalog BIG.json --queries Q --method hybrid --split test --rankings big.jsonl
-    python3 scripts/judged_loss.py sample own.jsonl big.jsonl BIG.json N SEED > pool.jsonl
-    python3 scripts/judged_loss.py score own.jsonl big.jsonl JUDGMENTS.jsonl
+    python3 research/judged_loss.py sample own.jsonl big.jsonl BIG.json N SEED > pool.jsonl
+    python3 research/judged_loss.py score own.jsonl big.jsonl JUDGMENTS.jsonl
 
 `sample` draws N single-label queries whose labelled tool the method ranks in the top ten on
 the set's own catalog but not in the big one ("lost"), with Python's `random.Random(SEED)`,
