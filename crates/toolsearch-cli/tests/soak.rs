@@ -15,7 +15,7 @@ fn a_small_soak_passes_every_check() {
     let out = std::process::Command::new(python("pyenv"))
         .arg(root().join("scripts/soak.py"))
         .args(["--binary", env!("CARGO_BIN_EXE_toolsearch")])
-        .args(["--sessions", "60", "--calls", "2", "--fault-seconds", "10"])
+        .args(["--sessions", "60", "--calls", "2", "--fault-seconds", "16"])
         .args([
             "--call-timeout-ms",
             "1000",
