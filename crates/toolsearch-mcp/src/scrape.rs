@@ -6,7 +6,7 @@
 //! authentication as MCP (any caller who may connect sees every tool when there are no
 //! `[[policy]]` rules); with policies, callers may see only part of the catalog, so the MCP
 //! listener refuses `/metrics` (`403`) and the metrics are served only on the operator's own
-//! listener (`serve --metrics ADDR`, see [`crate::ops`]).
+//! listener (`serve --metrics ADDR`, the operations listener).
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Response, StatusCode};

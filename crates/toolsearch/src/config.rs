@@ -5,7 +5,7 @@ mod access_file;
 mod codeact;
 mod file;
 mod raw;
-mod search;
+mod search_settings;
 mod settings;
 mod settings_file;
 mod source;
@@ -17,7 +17,7 @@ pub use access::{
 };
 pub use codeact::CodeActSettings;
 pub use file::{Config, ConfigError, DEFAULT_STARTUP_WAIT, load_config, parse_config};
-pub use search::{
+pub use search_settings::{
     BM25_FIELDS, Bm25Params, EmbeddingSettings, Fusion, HybridParams, SearchMethod,
     default_cache_dir,
 };

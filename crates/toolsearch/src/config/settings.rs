@@ -1,7 +1,7 @@
 //! The engine's settings as plain data: the surface, the search method and its parameters,
 //! the page limits and the control names, with every problem they have.
 
-use super::search::BM25_FIELDS;
+use super::search_settings::BM25_FIELDS;
 use super::{
     Bm25Params, CodeActSettings, EmbeddingSettings, HybridParams, MAX_RESULTS_RANGE,
     MAX_SEARCH_BYTES_RANGE, SearchMethod, Surface,

@@ -96,8 +96,8 @@ pub struct EmbeddingSettings {
     /// below it a tool is not counted in `total` nor paged to.
     pub min_similarity: Option<f32>,
     /// Whether a query of two or more sentences embeds each sentence too, a tool then scoring
-    /// its best cosine with the whole query or any sentence (default true; see
-    /// [`crate::search::sentences`]).
+    /// its best cosine with the whole query or any sentence (default true; the search layer
+    /// splits the sentences).
     pub sentences: Option<bool>,
 }
 
