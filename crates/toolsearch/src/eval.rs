@@ -89,11 +89,7 @@ impl Split {
 
     /// Whether the query with this id is in the split.
     pub fn contains(self, id: &str) -> bool {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in id.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x100_0000_01b3);
-        }
+        let h = crate::text::fnv1a(id);
         match self {
             Self::All => true,
             Self::Train => h.is_multiple_of(2),

@@ -1,4 +1,5 @@
-//! Text rules shared by every search method: words, folding, description summaries.
+//! Text rules shared by every search method: words, folding, description summaries; and the
+//! one stable text digest (FNV-1a) that cache keys, train/test splits and exported names use.
 //!
 //! The reference defines *words* as: split a text at camelCase boundaries (acronyms too), case-fold,
 //! then take the maximal runs of Unicode letters and digits. Choices where it is silent:
@@ -126,6 +127,18 @@ pub fn summary_description(text: &str) -> String {
     let mut cut: String = collapsed.chars().take(SUMMARY_MAX_CHARS - 1).collect();
     cut.push('…');
     cut
+}
+
+/// A stable 64-bit digest of a text: FNV-1a over its bytes (identity, not security). Cache keys
+/// of tool vectors, the train/test split of queries and the suffix of exported names use it, so
+/// it must never change.
+pub fn fnv1a(text: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }
 
 #[cfg(test)]

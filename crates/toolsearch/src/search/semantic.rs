@@ -91,14 +91,10 @@ fn push_words(out: &mut String, text: &str) {
     });
 }
 
-/// A stable 64-bit digest of a text (FNV-1a), the cache key of a tool's vector.
+/// A stable 64-bit digest of a text (FNV-1a, [`crate::text::fnv1a`]), the cache key of a tool's
+/// vector.
 pub fn text_hash(text: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.as_bytes() {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+    crate::text::fnv1a(text)
 }
 
 /// Scales `v` to unit length (a zero vector stays zero).

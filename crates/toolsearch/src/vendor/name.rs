@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use rustc_hash::FxHashMap;
 
 use crate::catalog::{Directory, ToolId};
-use crate::search::semantic::text_hash;
+use crate::text::fnv1a;
 
 /// Longest name either vendor accepts, in characters.
 pub const NAME_MAX: usize = 64;
@@ -48,7 +48,7 @@ pub fn exported_name(canonical: &str) -> Cow<'_, str> {
         })
         .take(KEPT)
         .collect();
-    out.push_str(&format!("_{:08x}", text_hash(canonical) as u32));
+    out.push_str(&format!("_{:08x}", fnv1a(canonical) as u32));
     Cow::Owned(out)
 }
 
@@ -115,14 +115,14 @@ mod tests {
             let hex = &short[short.len() - 8..];
             assert_eq!(
                 u32::from_str_radix(hex, 16).expect("valid"),
-                text_hash(canonical) as u32
+                fnv1a(canonical) as u32
             );
         }
         assert_eq!(
             exported_name("crm__get.v1/customer"),
             format!(
                 "crm__get_v1_customer_{:08x}",
-                text_hash("crm__get.v1/customer") as u32
+                fnv1a("crm__get.v1/customer") as u32
             )
         );
         // Two names that sanitise alike still differ.
