@@ -538,7 +538,7 @@ async fn a_2026_clients_listen_stream_gets_the_updates_of_the_resources_it_names
     let unknown = "toolsearch://everything/no/such/resource".to_owned();
     let filter = SubscriptionFilter::builder()
         .tools_list_changed()
-        .resource_subscriptions([offered.clone(), unknown])
+        .resource_subscriptions([offered.clone(), unknown.clone()])
         .build();
     let mut subscription = client
         .peer()
@@ -552,11 +552,17 @@ async fn a_2026_clients_listen_stream_gets_the_updates_of_the_resources_it_names
         subscription.acknowledged()
     );
     start_updates(&client).await;
-    // The stream carries the tool-list changes it asked for too: the first update is looked
-    // for among them.
+    // The stream carries the tool-list changes it asked for too, and the updates of the other
+    // URI it named when the upstream follows that one as well: the offered resource's update
+    // is looked for among them.
     let update = tokio::time::timeout(Duration::from_secs(15), async {
         loop {
             match subscription.next().await.expect("a valid notification") {
+                Some(ServerNotification::ResourceUpdatedNotification(update))
+                    if update.params.uri == unknown =>
+                {
+                    continue;
+                }
                 Some(ServerNotification::ResourceUpdatedNotification(update)) => break update,
                 Some(ServerNotification::ToolListChangedNotification(_)) => continue,
                 other => panic!("a resource update, not {other:?}"),
