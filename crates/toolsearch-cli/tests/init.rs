@@ -8,8 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
+#[path = "../../../tests/support/golden.rs"]
+mod golden;
 
 use common::{root, temp_dir};
+use golden::Golden;
 
 fn fixtures() -> PathBuf {
     root().join("crates/toolsearch-cli/tests/init")
@@ -33,7 +36,7 @@ const SECRETS: &[&str] = &[
 
 #[test]
 fn each_clients_format_becomes_the_golden_config_with_no_secret_copied() {
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let mut golden = Golden::new(fixtures());
     for client in ["claude-desktop", "claude-code", "cursor", "vscode"] {
         let dir = temp_dir(&format!("init-{client}"));
         let from = fixtures().join(format!("{client}.json"));
@@ -52,18 +55,7 @@ fn each_clients_format_becomes_the_golden_config_with_no_secret_copied() {
         let written = std::fs::read_to_string(dir.join("toolsearch.toml")).expect("written");
         // The first line names the file it came from (a path of this checkout).
         let body = written.split_once('\n').map_or("", |(_, rest)| rest);
-        let golden = fixtures().join(format!("{client}.toml"));
-        if update {
-            std::fs::write(&golden, body).expect("write golden");
-        }
-        let expected = std::fs::read_to_string(&golden)
-            .unwrap_or_else(|_| panic!("{}: no golden file (UPDATE_GOLDEN=1)", golden.display()));
-        assert_eq!(
-            body,
-            expected,
-            "{client}: differs from {}",
-            golden.display()
-        );
+        golden.check(&format!("{client}.toml"), body);
         for secret in SECRETS {
             assert!(
                 !written.contains(secret) && !stderr.contains(secret),
@@ -76,6 +68,7 @@ fn each_clients_format_becomes_the_golden_config_with_no_secret_copied() {
             assert!(stderr.contains("POSTGRES_PASSWORD"), "{stderr}");
         }
     }
+    golden.finish();
 }
 
 #[test]

@@ -1,10 +1,14 @@
 //! CodeAct through the engine, against typed local tools: the programs of the contract, the
 //! accounting, eligibility, ordering, every limit and escape attempt, and saved programs.
 
+#[path = "../../../tests/support/golden.rs"]
+mod golden;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use golden::Golden;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -755,22 +759,10 @@ async fn golden_files() {
         let r = e.handle("run_code", json!({"code": code})).await;
         cases.push((name, r.first_text().unwrap_or_default().to_owned()));
     }
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let mut golden = Golden::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden"));
     for (name, got) in cases {
-        let file = golden.join(format!("{name}.json"));
-        if update {
-            std::fs::create_dir_all(&golden).expect("golden dir");
-            std::fs::write(&file, format!("{got}\n")).expect("write golden");
-            continue;
-        }
-        let want = std::fs::read_to_string(&file)
-            .unwrap_or_else(|_| panic!("{} is missing: run with UPDATE_GOLDEN=1", file.display()));
-        assert_eq!(
-            got,
-            want.trim_end_matches('\n'),
-            "{name} differs from its golden file"
-        );
+        golden.check(&format!("{name}.json"), &format!("{got}\n"));
     }
+    golden.finish();
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 use toolsearch::Settings;
 
 use crate::common::{crate_dir, engine, run};
+use crate::golden_files::Golden;
 
 struct Case {
     name: &'static str,
@@ -231,9 +232,7 @@ fn cases() -> Vec<Case> {
 
 #[test]
 fn control_results_match_golden_files() {
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let dir = crate_dir().join("tests/golden");
-    let mut failures = Vec::new();
+    let mut golden = Golden::new(crate_dir().join("tests/golden"));
     for c in cases() {
         let mut settings = Settings::default()
             .with_max_results(c.max_results)
@@ -251,27 +250,16 @@ fn control_results_match_golden_files() {
             c.name
         );
         let record = json!({"control": c.control, "arguments": c.args, "is_error": out.is_error, "result": out.value()});
-        let path = dir.join(format!("{}.json", c.name));
-        if update {
-            let text = serde_json::to_string_pretty(&record).expect("json") + "\n";
-            std::fs::write(&path, text).expect("write golden");
+        let fresh = serde_json::to_string_pretty(&record).expect("json") + "\n";
+        let Some(pinned) = golden.pinned(&format!("{}.json", c.name), &fresh) else {
             continue;
-        }
-        let golden: Value = match std::fs::read_to_string(&path) {
-            Ok(t) => serde_json::from_str(&t).expect("golden parses"),
-            Err(_) => {
-                failures.push(format!(
-                    "{}: no golden file (run with UPDATE_GOLDEN=1)",
-                    c.name
-                ));
-                continue;
-            }
         };
+        let pinned: Value = serde_json::from_str(&pinned).expect("golden parses");
         // Compare exact bytes (key order and escapes included), not just JSON equality.
-        let want = serde_json::to_string(&golden["result"]).expect("json");
-        if want != out.json || golden["is_error"] != out.is_error {
-            failures.push(format!("{}:\n  want {want}\n  got  {}", c.name, out.json));
+        let want = serde_json::to_string(&pinned["result"]).expect("json");
+        if want != out.json || pinned["is_error"] != out.is_error {
+            golden.fail(format!("{}:\n  want {want}\n  got  {}", c.name, out.json));
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    golden.finish();
 }

@@ -6,6 +6,8 @@ mod calls;
 mod capabilities;
 mod common;
 mod golden;
+#[path = "../../../../tests/support/golden.rs"]
+mod golden_files;
 mod policy;
 mod ranking;
 mod seed;

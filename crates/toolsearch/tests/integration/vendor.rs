@@ -390,8 +390,8 @@ async fn a_vendor_call_is_approved_and_counted_like_any_other() {
 #[tokio::test]
 async fn vendor_answers_match_golden_files() {
     use crate::common::{crate_dir, engine};
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let dir = crate_dir().join("tests/golden");
+    use crate::golden_files::Golden;
+    let mut golden = Golden::new(crate_dir().join("tests/golden"));
     let e = engine("seed_golden.json", Settings::default());
     let mut cases: Vec<(&str, Value, Value, bool)> = Vec::new();
     for (name, format) in [
@@ -437,27 +437,20 @@ async fn vendor_answers_match_golden_files() {
         let out = e.handle_vendor(format, "tool_search", args.clone()).await;
         cases.push((name, args, out.value, out.is_error));
     }
-    let mut failures = Vec::new();
     for (name, arguments, result, is_error) in cases {
-        let path = dir.join(format!("vendor_{name}.json"));
-        if update {
-            let record = json!({"arguments": arguments, "is_error": is_error, "result": result});
-            let text = serde_json::to_string_pretty(&record).expect("json") + "\n";
-            std::fs::write(&path, text).expect("write golden");
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            failures.push(format!("{name}: no golden file (run with UPDATE_GOLDEN=1)"));
+        let record = json!({"arguments": arguments, "is_error": is_error, "result": result});
+        let fresh = serde_json::to_string_pretty(&record).expect("json") + "\n";
+        let Some(pinned) = golden.pinned(&format!("vendor_{name}.json"), &fresh) else {
             continue;
         };
-        let golden: Value = serde_json::from_str(&text).expect("golden parses");
-        let want = serde_json::to_string(&golden["result"]).expect("json");
+        let pinned: Value = serde_json::from_str(&pinned).expect("golden parses");
+        let want = serde_json::to_string(&pinned["result"]).expect("json");
         let got = serde_json::to_string(&result).expect("json");
-        if want != got || golden["is_error"] != is_error {
-            failures.push(format!("{name}:\n  want {want}\n  got  {got}"));
+        if want != got || pinned["is_error"] != is_error {
+            golden.fail(format!("{name}:\n  want {want}\n  got  {got}"));
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    golden.finish();
 }
 
 /// With nothing grouped the export has no search tool, and a search anyway finds nothing
