@@ -11,10 +11,10 @@
 
 #![allow(unsafe_code)]
 
+use parking_lot::{Mutex, MutexGuard};
 use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
-use std::sync::{Mutex, MutexGuard};
 
 use monty_types::{BASELINE_MEMORY, LIVE_MEMORY};
 
@@ -136,7 +136,7 @@ pub(crate) struct VmTurn {
 
 /// Waits for the VM turn and makes monty's counter this thread's run.
 pub(crate) fn vm_turn() -> VmTurn {
-    let guard = VM.lock().unwrap_or_else(|p| p.into_inner());
+    let guard = VM.lock();
     BASELINE_MEMORY.store(0, Ordering::Relaxed);
     STATE.with(|c| {
         let mut s = c.get();

@@ -1,7 +1,7 @@
 //! An OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, Ollama, TEI, vLLM, LM Studio …).
 
+use parking_lot::Mutex;
 use std::fmt;
-use std::sync::Mutex;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -103,7 +103,6 @@ impl EndpointEmbedder {
         let (reply, answer) = mpsc::channel();
         self.jobs
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
             .send((texts, reply))
             .map_err(|_| EmbedError("embedding endpoint thread has stopped".into()))?;
         answer

@@ -7,8 +7,8 @@
 //! The question names the tool and shows its arguments; its form has no fields, so the answer
 //! is the person's action alone: accept runs the call, decline or cancel denies it.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
@@ -160,7 +160,7 @@ impl Waiting {
     ) -> Option<InputRequiredResult> {
         let state = fresh_state()?;
         let input = InputRequest::Elicitation(ElicitRequest::new(question(&request)));
-        let mut questions = self.questions.lock().unwrap_or_else(|p| p.into_inner());
+        let mut questions = self.questions.lock();
         if questions.len() >= MAX_WAITING {
             questions.retain(|_, q| q.asked.elapsed() < WAITING_TTL);
             if questions.len() >= MAX_WAITING {
@@ -190,11 +190,7 @@ impl Waiting {
         caller: Option<&str>,
         request: &ApprovalRequest,
     ) -> Option<ElicitResult> {
-        let question = self
-            .questions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(state?)?;
+        let question = self.questions.lock().remove(state?)?;
         let fits = question.caller.as_deref() == caller
             && question.request == *request
             && question.asked.elapsed() < WAITING_TTL;

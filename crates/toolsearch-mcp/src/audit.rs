@@ -2,10 +2,10 @@
 //! (`{"ts", "client", "group", "tool", "outcome", "ms"}`) — never argument values, results,
 //! tokens or header values, which the records do not even carry.
 
+use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
-use std::sync::Mutex;
 
 use serde_json::json;
 use toolsearch::dispatch::{AuditRecord, AuditSink};
@@ -23,10 +23,10 @@ pub fn file_sink(path: &Path) -> std::io::Result<AuditSink> {
             "client": r.client,
             "group": r.group,
             "tool": r.tool,
-            "outcome": r.outcome,
+            "outcome": r.outcome.as_str(),
             "ms": (r.ms * 1000.0).round() / 1000.0,
         });
-        let mut f = file.lock().unwrap_or_else(|p| p.into_inner());
+        let mut f = file.lock();
         if let Err(e) = writeln!(f, "{line}") {
             tracing::error!(error = %e, "writing the audit log failed");
         }

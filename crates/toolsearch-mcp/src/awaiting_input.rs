@@ -8,8 +8,9 @@
 //! arguments) it was issued for, within ten minutes; a call nobody resumes in that time is
 //! ended, which cancels what it waited for upstream.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use rmcp::model::InputRequiredResult;
@@ -76,7 +77,7 @@ impl AwaitingInput {
         };
         let questions = parked.questions();
         {
-            let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+            let mut calls = self.calls.lock();
             if calls.len() >= MAX_PARKED {
                 return Err(format!(
                     "{MAX_PARKED} calls are waiting for their clients' answers already; the call was ended, try again later"
@@ -109,7 +110,7 @@ impl AwaitingInput {
         name: &str,
         arguments: &Value,
     ) -> Resumed {
-        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        let mut calls = self.calls.lock();
         let Some(entry) = calls.get(state) else {
             return Resumed::Gone;
         };
@@ -126,7 +127,7 @@ impl AwaitingInput {
     /// How many calls are parked.
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.calls.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.calls.lock().len()
     }
 }
 
@@ -135,11 +136,7 @@ fn expire(registry: &Weak<AwaitingInput>, state: &str) {
     let Some(registry) = registry.upgrade() else {
         return;
     };
-    let entry = registry
-        .calls
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(state);
+    let entry = registry.calls.lock().remove(state);
     drop(entry);
 }
 

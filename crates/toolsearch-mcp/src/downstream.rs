@@ -16,10 +16,11 @@
 // and still part of the protocol versions the gateway speaks.
 #![allow(deprecated)]
 
+use parking_lot::Mutex;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use futures_util::StreamExt;
@@ -153,20 +154,16 @@ impl SessionLink {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl Downstream {
     /// The session it belongs to (the one of the request that resumed it last).
     pub(crate) fn session(&self) -> Arc<SessionLink> {
-        lock(&self.route).session.clone()
+        self.route.lock().session.clone()
     }
 
     /// What its client declared it can do: in the request itself (2026-07-28), else in the
     /// session's handshake.
     pub(crate) fn capabilities(&self) -> Option<ClientCapabilities> {
-        let route = lock(&self.route);
+        let route = self.route.lock();
         match &route.capabilities {
             Some(c) => Some(c.clone()),
             None => Some(route.session.peer.peer_info()?.capabilities.clone()),
@@ -175,14 +172,14 @@ impl Downstream {
 
     /// Whether its client asked for progress (gave a progress token).
     pub(crate) fn wants_progress(&self) -> bool {
-        lock(&self.route).progress.is_some()
+        self.route.lock().progress.is_some()
     }
 
     /// Sends an upstream's progress on to the client, under the client's own token (nothing
     /// when it gave none).
     pub(crate) async fn progress(&self, mut params: ProgressNotificationParam) {
         let (peer, token) = {
-            let route = lock(&self.route);
+            let route = self.route.lock();
             let Some(token) = &route.progress else { return };
             (route.session.peer.clone(), token.clone())
         };
@@ -197,7 +194,7 @@ impl Downstream {
     /// Fails when that request has ended (its answer was sent, or the client cancelled it).
     pub(crate) async fn relay(&self, request: ServerRequest) -> Result<ClientResult, ServiceError> {
         let (answer, answered) = oneshot::channel();
-        lock(&self.relays).push(Relay { request, answer });
+        self.relays.lock().push(Relay { request, answer });
         self.relayed.wake();
         answered.await.map_err(|_| ServiceError::TransportClosed)?
     }
@@ -252,7 +249,7 @@ impl<T: Send + 'static> Parked<T> {
         answers: Option<&Answers>,
         cancelled: CancellationToken,
     ) -> Served<T> {
-        *lock(&self.downstream.route) = route;
+        *self.downstream.route.lock() = route;
         for (i, Relay { request, answer }) in
             std::mem::take(&mut self.asked).into_iter().enumerate()
         {
@@ -417,7 +414,7 @@ async fn drive<T: Send + 'static>(
         }
         // Registered before the list is read: a relay pushed after the read wakes this task.
         this.relayed.register(cx.waker());
-        let waiting = std::mem::take(&mut *lock(&this.relays));
+        let waiting = std::mem::take(&mut *this.relays.lock());
         if !waiting.is_empty() && !this.takes_requests {
             return Poll::Ready(Some(Err(waiting)));
         }

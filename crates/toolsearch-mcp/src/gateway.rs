@@ -16,7 +16,8 @@ mod reload;
 mod source;
 mod supervise;
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -182,9 +183,6 @@ impl std::fmt::Debug for Gateway {
             .finish_non_exhaustive()
     }
 }
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 impl Gateway {
     /// [`launch`](Self::launch), then waits until every upstream has connected or failed. An
     /// upstream that fails to connect is reported in [`statuses`](Self::statuses), its group
@@ -274,7 +272,9 @@ impl Gateway {
             connect_once: options.connect_once,
         });
         tokio::spawn(follow(Arc::downgrade(&gateway), events_rx));
-        let supervised: Vec<_> = lock(&gateway.states)
+        let supervised: Vec<_> = gateway
+            .states
+            .lock()
             .iter()
             .filter_map(SourceState::supervised)
             .collect();
@@ -371,7 +371,7 @@ impl Gateway {
 
     /// Whether a source of `group` (any source, without one) is still connecting.
     fn connecting_in(&self, group: Option<&str>) -> bool {
-        lock(&self.states).iter().any(|s| {
+        self.states.lock().iter().any(|s| {
             s.connecting
                 && group.is_none_or(|g| s.config.group.as_ref().is_some_and(|(name, _)| name == g))
         })
@@ -379,7 +379,7 @@ impl Gateway {
 
     /// Whether every source is ready (connected, or a static catalog).
     pub fn is_ready(&self) -> bool {
-        lock(&self.states).iter().all(|s| s.status.is_ok())
+        self.states.lock().iter().all(|s| s.status.is_ok())
     }
 
     /// Changes of the upstreams' resources: the value is bumped on each.
@@ -400,7 +400,8 @@ impl Gateway {
 
     /// Every upstream that is connected now, in config order, with its source name.
     pub(crate) fn connected_upstreams(&self) -> Vec<(String, Arc<Upstream>)> {
-        lock(&self.states)
+        self.states
+            .lock()
             .iter()
             .filter(|s| s.status.is_ok())
             .filter_map(|s| match &s.origin {
@@ -453,7 +454,7 @@ impl Gateway {
     /// source with what it lacks. Every session carries [`SESSION_CONTEXT`]; an authenticated
     /// caller's (over HTTP) adds its identity (see `context_available`).
     pub fn context_problems(&self) -> Vec<(String, String)> {
-        lock(&self.states)
+        self.states.lock()
             .iter()
             .filter_map(|s| {
                 let SourceKind::Http {
@@ -483,13 +484,15 @@ impl Gateway {
 
     /// Whether any source is an MCP upstream (which may offer resources and prompts).
     pub fn has_upstreams(&self) -> bool {
-        lock(&self.states)
+        self.states
+            .lock()
             .iter()
             .any(|s| matches!(s.origin, Origin::Upstream { .. }))
     }
 
     fn upstreams(&self) -> Vec<(String, Arc<Upstream>)> {
-        lock(&self.states)
+        self.states
+            .lock()
             .iter()
             .filter_map(|s| match &s.origin {
                 Origin::Upstream { upstream, .. } => {
@@ -510,7 +513,8 @@ impl Gateway {
 
     /// Every source's status, in config order.
     pub fn statuses(&self) -> Vec<SourceStatus> {
-        lock(&self.states)
+        self.states
+            .lock()
             .iter()
             .map(|s| SourceStatus {
                 name: s.config.name.clone(),
@@ -529,7 +533,7 @@ impl Gateway {
     /// Applies `change` to one source's state, then swaps in a new snapshot.
     fn update(&self, name: &str, change: impl FnOnce(&mut SourceState)) {
         {
-            let mut states = lock(&self.states);
+            let mut states = self.states.lock();
             let Some(state) = states.iter_mut().find(|s| s.config.name == name) else {
                 return;
             };
@@ -542,7 +546,9 @@ impl Gateway {
 
     /// Swaps in a snapshot of every source as it stands.
     fn rebuild(&self) -> Result<(), EngineError> {
-        let all: Vec<SourceTools> = lock(&self.states)
+        let all: Vec<SourceTools> = self
+            .states
+            .lock()
             .iter()
             .flat_map(SourceState::sources)
             .collect();
@@ -578,7 +584,7 @@ impl Gateway {
     }
 
     fn set_down(&self, name: &str, reason: String) {
-        let already = lock(&self.states).iter().any(|s| {
+        let already = self.states.lock().iter().any(|s| {
             s.config.name == name && !s.connecting && s.status.as_ref().err() == Some(&reason)
         });
         if already {

@@ -133,7 +133,7 @@ impl HttpOptions {
     }
 }
 
-type Token = Arc<std::sync::RwLock<Option<Arc<[u8]>>>>;
+type Token = Arc<parking_lot::RwLock<Option<Arc<[u8]>>>>;
 
 /// Largest POST body read (4 MiB, rmcp's own limit).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -168,7 +168,7 @@ pub struct HttpServer {
 impl HttpServer {
     /// Replaces the required bearer token (rotation); `None` drops the requirement.
     pub fn set_bearer_token(&self, token: Option<String>) {
-        let mut slot = self.token.write().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.token.write();
         *slot = bearer(token);
     }
 
@@ -411,7 +411,7 @@ pub async fn serve_http(
         sessions.clone(),
         config,
     ));
-    let token: Token = Arc::new(std::sync::RwLock::new(bearer(options.bearer_token)));
+    let token: Token = Arc::new(parking_lot::RwLock::new(bearer(options.bearer_token)));
     let auth = options.auth.clone();
     let server_token = token.clone();
     let handle = move |req: Request<Incoming>| {
@@ -426,7 +426,7 @@ pub async fn serve_http(
             if let Some(answer) = crate::health::probe(req.method(), req.uri().path(), &gateway) {
                 return Ok(answer);
             }
-            let expected = token.read().unwrap_or_else(|p| p.into_inner()).clone();
+            let expected = token.read().clone();
             if let Some(expected) = expected {
                 let given = req
                     .headers()

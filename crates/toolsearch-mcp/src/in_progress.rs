@@ -2,8 +2,9 @@
 //! progress in its session gets an error answer (two requests with one id would otherwise share
 //! one answer, and one of them none).
 
+use parking_lot::Mutex;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -21,8 +22,8 @@ pub(crate) struct Begun {
 }
 
 impl InProgress {
-    fn ids(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String)>> {
-        self.ids.lock().unwrap_or_else(|p| p.into_inner())
+    fn ids(&self) -> parking_lot::MutexGuard<'_, HashSet<(String, String)>> {
+        self.ids.lock()
     }
 
     /// Notes that `id` is in progress in `session`; `None` when it already is.

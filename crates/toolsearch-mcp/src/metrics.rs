@@ -15,9 +15,10 @@
 //! catalog (a call that names no existing tool counts under `tool=""`), outcomes are `ok`,
 //! `tool_error` or an error code; no query, argument value or caller name is ever a label.
 
+use parking_lot::RwLock;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use std::sync::atomic::AtomicI64;
-use std::sync::{OnceLock, PoisonError, RwLock};
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -25,6 +26,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
+use toolsearch::Outcome;
 use toolsearch::dispatch::{CallEvent, Observer, SearchEvent};
 
 /// The `Content-Type` of the Prometheus text format the gateway answers by default.
@@ -209,16 +211,16 @@ impl Metrics {
     fn record(&self, series: &ToolSeries, event: &CallEvent<'_>, group: &str) {
         series.seconds.observe(event.elapsed.as_secs_f64());
         let counter = match event.outcome {
-            "ok" => &series.ok,
-            "tool_error" => &series.tool_error,
-            other => {
+            Outcome::Ok => &series.ok,
+            Outcome::ToolError => &series.tool_error,
+            Outcome::Error(code) => {
                 // An error code: rarer, through the family.
-                self.outcome_counter(group, event.tool, other).inc();
+                self.outcome_counter(group, event.tool, code.as_str()).inc();
                 return;
             }
         };
         counter
-            .get_or_init(|| self.outcome_counter(group, event.tool, event.outcome))
+            .get_or_init(|| self.outcome_counter(group, event.tool, event.outcome.as_str()))
             .inc();
     }
 }
@@ -227,7 +229,7 @@ impl Observer for Metrics {
     fn call(&self, event: &CallEvent<'_>) {
         let group = event.group.unwrap_or_default();
         {
-            let series = self.series.read().unwrap_or_else(PoisonError::into_inner);
+            let series = self.series.read();
             if let Some(s) = series.get(group).and_then(|tools| tools.get(event.tool)) {
                 self.record(s, event, group);
                 return;
@@ -240,7 +242,7 @@ impl Observer for Metrics {
                 tool: event.tool.to_owned(),
             })
             .clone();
-        let mut series = self.series.write().unwrap_or_else(PoisonError::into_inner);
+        let mut series = self.series.write();
         let s = series
             .entry(group.to_owned())
             .or_default()
@@ -278,9 +280,11 @@ impl Drop for SessionGuard {
 mod tests {
     use std::time::Duration;
 
+    use toolsearch::ErrorCode;
+
     use super::*;
 
-    fn call(m: &Metrics, group: Option<&str>, tool: &str, outcome: &str) {
+    fn call(m: &Metrics, group: Option<&str>, tool: &str, outcome: Outcome) {
         m.call(&CallEvent::new(
             group,
             tool,
@@ -294,12 +298,12 @@ mod tests {
     #[test]
     fn each_call_counts_once_in_its_own_series() {
         let m = Metrics::default();
-        call(&m, Some("g"), "t", "ok");
-        call(&m, Some("g"), "t", "ok");
-        call(&m, Some("g"), "t", "tool_error");
-        call(&m, Some("g"), "t", "timeout");
-        call(&m, Some("g"), "u", "ok");
-        call(&m, None, "search_tools", "ok");
+        call(&m, Some("g"), "t", Outcome::Ok);
+        call(&m, Some("g"), "t", Outcome::Ok);
+        call(&m, Some("g"), "t", Outcome::ToolError);
+        call(&m, Some("g"), "t", Outcome::Error(ErrorCode::Timeout));
+        call(&m, Some("g"), "u", Outcome::Ok);
+        call(&m, None, "search_tools", Outcome::Ok);
         let text = m.render([], false);
         for line in [
             r#"toolsearch_tool_calls_total{group="g",tool="t",outcome="ok"} 2"#,

@@ -447,7 +447,7 @@ pub(crate) struct Following<'a> {
     gateway: &'a Gateway,
     session: Arc<Session>,
     follower: &'a Follower,
-    followed: std::sync::Mutex<Vec<String>>,
+    followed: parking_lot::Mutex<Vec<String>>,
 }
 
 impl<'a> Following<'a> {
@@ -457,7 +457,7 @@ impl<'a> Following<'a> {
             gateway,
             session,
             follower,
-            followed: std::sync::Mutex::new(Vec::new()),
+            followed: parking_lot::Mutex::new(Vec::new()),
         }
     }
 
@@ -465,11 +465,7 @@ impl<'a> Following<'a> {
     /// logged and not followed (the stream has no way to say so to the client).
     pub(crate) async fn follow(&self, uri: &str) {
         match subscribe(self.gateway, &self.session, self.follower, uri).await {
-            Ok(()) => self
-                .followed
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(uri.to_owned()),
+            Ok(()) => self.followed.lock().push(uri.to_owned()),
             Err(e) => {
                 tracing::info!(uri, error = %e.message, "a subscriptions/listen resource cannot be followed")
             }
@@ -478,8 +474,7 @@ impl<'a> Following<'a> {
 
     /// Lets every followed resource go (its upstream is told when nobody follows it any more).
     pub(crate) async fn end(self) {
-        let followed =
-            std::mem::take(&mut *self.followed.lock().unwrap_or_else(|p| p.into_inner()));
+        let followed = std::mem::take(&mut *self.followed.lock());
         for uri in followed {
             if let Err(e) = unsubscribe(self.gateway, &self.session, self.follower, &uri).await {
                 tracing::debug!(uri, error = %e.message, "an upstream subscription could not be ended");

@@ -6,8 +6,8 @@
 //! `TOOLSEARCH_HTTP_TOKEN`); without authentication every request is the same, anonymous,
 //! caller.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 /// The opener of each session, by session id.
 #[derive(Debug, Default)]
@@ -16,8 +16,8 @@ pub(crate) struct SessionOwners {
 }
 
 impl SessionOwners {
-    fn owners(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<String>>> {
-        self.owners.lock().unwrap_or_else(|p| p.into_inner())
+    fn owners(&self) -> parking_lot::MutexGuard<'_, HashMap<String, Option<String>>> {
+        self.owners.lock()
     }
 
     /// Notes that `caller` opened session `id`.

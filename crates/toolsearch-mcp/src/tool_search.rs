@@ -16,7 +16,7 @@ use hyper::body::Incoming;
 use serde_json::{Map, Value, json};
 use toolsearch::exec::Session;
 use toolsearch::vendor::{Format, SEARCH_TOOL};
-use toolsearch::{ErrorCode, ToolError};
+use toolsearch::{ErrorCode, Outcome, ToolError};
 
 use crate::Gateway;
 use crate::accept::HttpResponse;
@@ -125,13 +125,10 @@ pub(crate) async fn answer(
     let Some(error) = reply.error else {
         return json_response(StatusCode::OK, &reply.value);
     };
-    let code = error["error"].as_str().unwrap_or_default();
-    let status = if code == ErrorCode::InvalidRequest.as_str() {
-        StatusCode::BAD_REQUEST
-    } else if code == ErrorCode::RateLimited.as_str() {
-        StatusCode::TOO_MANY_REQUESTS
-    } else {
-        StatusCode::SERVICE_UNAVAILABLE
+    let status = match reply.outcome {
+        Outcome::Error(ErrorCode::InvalidRequest) => StatusCode::BAD_REQUEST,
+        Outcome::Error(ErrorCode::RateLimited) => StatusCode::TOO_MANY_REQUESTS,
+        _ => StatusCode::SERVICE_UNAVAILABLE,
     };
     let mut r = json_response(status, &error);
     if let Some(ms) = error["retry_after_ms"].as_u64() {

@@ -382,7 +382,7 @@ pub struct Upstream {
     /// The members its tools are listed with that rmcp's `Tool` has no field for.
     wire_fields: Arc<WireFields>,
     conn: RwLock<Option<Connection>>,
-    pid: std::sync::Mutex<Option<u32>>,
+    pid: parking_lot::Mutex<Option<u32>>,
     stderr: Arc<stdio::StderrTail>,
     /// Set when a call was abandoned (timed out or cancelled) before its answer came; the
     /// supervisor then pings the upstream.
@@ -407,7 +407,7 @@ impl Upstream {
             inflight: Arc::default(),
             wire_fields: Arc::default(),
             conn: RwLock::new(None),
-            pid: std::sync::Mutex::new(None),
+            pid: parking_lot::Mutex::new(None),
             stderr: Arc::default(),
             suspect: AtomicBool::new(false),
             suspect_notify: Notify::new(),
@@ -579,7 +579,7 @@ impl Upstream {
 
     /// The child process id of a stdio upstream's current connection.
     pub fn pid(&self) -> Option<u32> {
-        *self.pid.lock().unwrap_or_else(|p| p.into_inner())
+        *self.pid.lock()
     }
 
     /// Whether it is connected.

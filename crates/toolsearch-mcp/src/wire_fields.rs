@@ -6,8 +6,9 @@
 //! both `"tools"` and `"inputSchema"` is parsed again, so other messages cost two substring
 //! searches.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 
 use memchr::memmem;
 use rmcp::model::ClientJsonRpcMessage;
@@ -49,8 +50,8 @@ struct Page {
 }
 
 impl WireFields {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Map<String, Value>>> {
-        self.by_tool.lock().unwrap_or_else(|p| p.into_inner())
+    fn map(&self) -> parking_lot::MutexGuard<'_, HashMap<String, Map<String, Value>>> {
+        self.by_tool.lock()
     }
 
     /// Reads `message` (one JSON-RPC message as received): when it answers `tools/list`, notes

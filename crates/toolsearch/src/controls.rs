@@ -16,6 +16,7 @@ pub(crate) use describe::resolve;
 use crate::catalog::{Directory, View, Visibility};
 use crate::config::{Settings, Surface};
 use crate::error::{ErrorCode, ToolError};
+use crate::outcome::Outcome;
 use crate::search::semantic::SemanticSearch;
 use crate::search::{SearchIndex, Searcher};
 use crate::skills::Skills;
@@ -88,6 +89,8 @@ pub struct ControlOutput {
     pub json: String,
     /// `true` for error results (`{"isError": true, ...}`).
     pub is_error: bool,
+    /// How it ended: [`Outcome::Ok`], or the error result's code.
+    pub outcome: Outcome,
     /// What the control's search did, when it searched (`discover_tools`,
     /// `search_proxy_tools`, `search_capabilities`) and answered.
     pub searched: Option<Searched>,
@@ -108,6 +111,17 @@ impl ControlOutput {
         Self {
             json,
             is_error: false,
+            outcome: Outcome::Ok,
+            searched: None,
+        }
+    }
+
+    /// A run's answer: its JSON and how it ended.
+    pub(crate) fn ended(json: String, outcome: Outcome) -> Self {
+        Self {
+            json,
+            is_error: outcome.is_error(),
+            outcome,
             searched: None,
         }
     }
@@ -123,6 +137,7 @@ impl From<ToolError> for ControlOutput {
         Self {
             json: e.to_json(),
             is_error: true,
+            outcome: Outcome::Error(e.code),
             searched: None,
         }
     }

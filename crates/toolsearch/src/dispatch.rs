@@ -15,4 +15,4 @@ pub use hooks::{Approval, CallInfo};
 pub use local::Toolset;
 pub use observe::{CallEvent, Observer, SearchEvent};
 pub use rate::{CALLER_PATH, RateLimiter};
-pub(crate) use validate::{ArgValidator, Validators};
+pub(crate) use validate::Validators;

@@ -4,9 +4,11 @@
 //! `builder` validates and builds it, `snapshot` is the state it swaps as a whole on
 //! reload, and `route` sends each call to its control, its grouped tool or its direct tool.
 
+mod answer;
 mod approval;
 mod builder;
 mod codeact;
+mod resolve;
 mod route;
 mod snapshot;
 mod vendor;
@@ -268,7 +270,7 @@ impl Engine {
         async {
             let started = Instant::now();
             let result = self
-                .call(session, route::Caller::Model, name, arguments)
+                .call(session, resolve::Caller::Model, name, arguments)
                 .await
                 .into_call_result();
             tracing::info!(

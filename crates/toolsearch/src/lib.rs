@@ -4,6 +4,7 @@
 // (docs/architecture.md; `tests/layers.rs` checks it).
 //   text, page, parallel  — text and paging helpers
 //   error                 — the model-facing error and its codes
+//   outcome               — how a call ended: ok, a tool's error, or an error code
 //   exec                  — the execution contract: Executor, CallResult, ExecError, Session
 //   codeact               — the CodeAct contract: CodeRunner, CodeJob, Host, CodeOutcome
 //   catalog               — tools, groups, names, catalog files, the directory snapshot
@@ -26,6 +27,7 @@ pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod exec;
+mod outcome;
 mod page;
 mod parallel;
 pub mod policy;
@@ -41,4 +43,5 @@ pub use dispatch::Toolset;
 pub use engine::{Engine, EngineBuilder, EngineError, Snapshot, VendorReply};
 pub use error::{ErrorCode, ToolError};
 pub use exec::{CallResult, ExecError, Executor, Session};
+pub use outcome::Outcome;
 pub use search::{Query, Ranking, SearchIndex, Searcher};

@@ -9,14 +9,15 @@
 // and still part of the protocol versions the gateway speaks.
 #![allow(deprecated)]
 
-use std::sync::{Arc, Mutex, Weak};
+use parking_lot::Mutex;
+use std::sync::{Arc, Weak};
 
 use rmcp::model::{
     LoggingLevel, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
 };
 use tokio::sync::mpsc;
 
-use super::{Gateway, lock};
+use super::Gateway;
 use crate::downstream::{SessionLink, rank};
 use crate::offered::resource_uri;
 
@@ -88,7 +89,7 @@ fn live(links: &mut Vec<Weak<SessionLink>>) -> Vec<Arc<SessionLink>> {
 impl Clients {
     /// Notes a new client session.
     pub(crate) fn add(&self, link: &Arc<SessionLink>) {
-        let mut sessions = lock(&self.sessions);
+        let mut sessions = self.sessions.lock();
         sessions.retain(|w| w.strong_count() > 0);
         sessions.push(Arc::downgrade(link));
     }
@@ -102,7 +103,7 @@ impl Clients {
         uri: &str,
         renamed: bool,
     ) -> bool {
-        let mut subs = lock(&self.subscriptions);
+        let mut subs = self.subscriptions.lock();
         subs.retain(|s| s.follower.alive());
         let first = !subs.iter().any(|s| s.is(source, uri));
         if !subs
@@ -122,7 +123,7 @@ impl Clients {
     /// Notes that `follower` no longer follows resource `uri` of `source`; whether nobody
     /// follows it any more (the upstream may be told).
     pub(crate) fn unsubscribe(&self, follower: &Follower, source: &str, uri: &str) -> bool {
-        let mut subs = lock(&self.subscriptions);
+        let mut subs = self.subscriptions.lock();
         subs.retain(|s| s.follower.alive() && !(s.is(source, uri) && s.follower.same(follower)));
         !subs.iter().any(|s| s.is(source, uri))
     }
@@ -143,7 +144,7 @@ impl Gateway {
     /// much when no session asked for more detail before (every upstream that offers logging).
     pub(crate) async fn ask_log_level(&self, level: LoggingLevel) {
         {
-            let mut asked = lock(&self.clients.level);
+            let mut asked = self.clients.level.lock();
             if asked.is_some_and(|a| rank(a) <= rank(level)) {
                 return;
             }
@@ -157,7 +158,7 @@ impl Gateway {
     /// The most detailed log level a session asked for, which an upstream that connects later
     /// is asked for too.
     pub(crate) fn asked_log_level(&self) -> Option<LoggingLevel> {
-        *lock(&self.clients.level)
+        *self.clients.level.lock()
     }
 
     /// An upstream's log message: to `sessions` (those with calls in flight on its connection
@@ -173,7 +174,7 @@ impl Gateway {
             None => source.to_owned(),
         });
         let targets = if sessions.is_empty() {
-            live(&mut lock(&self.clients.sessions))
+            live(&mut self.clients.sessions.lock())
         } else {
             sessions
         };
@@ -187,7 +188,7 @@ impl Gateway {
     /// An upstream's resource changed: everyone following it hears of it.
     pub(crate) async fn resource_updated(&self, source: &str, uri: &str) {
         let targets: Vec<(Follower, bool)> = {
-            let mut subs = lock(&self.clients.subscriptions);
+            let mut subs = self.clients.subscriptions.lock();
             subs.retain(|s| s.follower.alive());
             subs.iter()
                 .filter(|s| s.is(source, uri))

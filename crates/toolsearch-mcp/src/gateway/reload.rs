@@ -17,7 +17,7 @@ use toolsearch::{EngineError, SourceTools};
 
 use super::source::{Origin, SourceState};
 use super::supervise::supervise;
-use super::{Gateway, GatewayError, lock};
+use super::{Gateway, GatewayError};
 
 /// What a reload changed, by source name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -79,13 +79,15 @@ impl Gateway {
         let _one_at_a_time = self.reloading.lock().await;
         let mut rest = config;
         let wanted = std::mem::take(&mut rest.sources);
-        let changed = changed_sections(&lock(&self.running), &rest);
+        let changed = changed_sections(&self.running.lock(), &rest);
         if !changed.is_empty() {
             return Err(ReloadError::NeedsRestart(changed));
         }
 
         // A new state for every new or changed source (loaded or created, not started yet).
-        let current: Vec<_> = lock(&self.states)
+        let current: Vec<_> = self
+            .states
+            .lock()
             .iter()
             .map(|s| s.config.clone())
             .collect();
@@ -117,7 +119,7 @@ impl Gateway {
         // Swap in the new list (config order; each source its kept or fresh state) once the
         // catalog it makes is known to be valid: nothing is started or stopped before.
         let (stopped, started) = {
-            let mut states = lock(&self.states);
+            let mut states = self.states.lock();
             let mut old: Vec<SourceState> = std::mem::take(&mut *states);
             let mut next = Vec::with_capacity(wanted.len());
             let mut kept = Vec::new();

@@ -20,8 +20,9 @@
 //! - Only for upstreams on a protocol version with `initialize`: on a later one every request
 //!   carries the client's metadata, which rmcp adds (the executor uses rmcp's peer there).
 
+use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, CancelledNotification, CancelledNotificationParam,
@@ -57,7 +58,7 @@ pub(super) struct LaneCalls(Mutex<Calls>);
 
 impl LaneCalls {
     fn lock(&self) -> MutexGuard<'_, Calls> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.0.lock()
     }
 
     /// Hands `message` to the lane call it answers, or gives it back (anything else is rmcp's).

@@ -3,8 +3,9 @@
 //! `sampling/createMessage`, `roots/list`) can go to — the one client session with calls in
 //! flight there, or nobody when that cannot be told for certain.
 
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use rmcp::model::ProgressToken;
@@ -78,7 +79,7 @@ impl Drop for InflightGuard {
         drop(calls);
         let now = Instant::now();
         let session = entry.downstream.session();
-        let mut ended = lock(&self.inflight.ended);
+        let mut ended = self.inflight.ended.lock();
         // The session of the call that ended last (the usual case): only its time moves on. (A
         // weak reference keeps its allocation, so no other session can share the address.)
         if let Some((last, at)) = ended.last_mut()
@@ -93,10 +94,6 @@ impl Drop for InflightGuard {
         }
         ended.push((Arc::downgrade(&session), now));
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl InflightGuard {
@@ -115,8 +112,8 @@ impl InflightGuard {
 }
 
 impl Inflight {
-    fn calls(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {
-        lock(&self.calls)
+    fn calls(&self) -> parking_lot::MutexGuard<'_, Vec<Entry>> {
+        self.calls.lock()
     }
 
     /// Registers a call serving `downstream` until the guard is dropped.
@@ -195,7 +192,7 @@ impl Inflight {
     /// and those whose calls ended within [`LATE`], each once.
     pub(crate) fn sessions(&self) -> Vec<Arc<SessionLink>> {
         let mut out = self.distinct(&self.calls());
-        for (s, t) in lock(&self.ended).iter() {
+        for (s, t) in self.ended.lock().iter() {
             if t.elapsed() >= LATE {
                 continue;
             }

@@ -22,7 +22,7 @@ const STDERR_LINE_BYTES: usize = 400;
 
 /// The last lines a stdio child wrote to stderr.
 #[derive(Debug, Default)]
-pub(super) struct StderrTail(std::sync::Mutex<VecDeque<String>>);
+pub(super) struct StderrTail(parking_lot::Mutex<VecDeque<String>>);
 
 impl StderrTail {
     fn push(&self, line: &str) {
@@ -38,7 +38,7 @@ impl StderrTail {
         if cut.is_empty() {
             return;
         }
-        let mut q = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut q = self.0.lock();
         if q.len() == STDERR_LINES {
             q.pop_front();
         }
@@ -46,16 +46,11 @@ impl StderrTail {
     }
 
     fn lines(&self) -> Vec<String> {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned()
-            .collect()
+        self.0.lock().iter().cloned().collect()
     }
 
     fn clear(&self) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.0.lock().clear();
     }
 }
 
@@ -123,7 +118,7 @@ pub(super) async fn connect(
             command: program.clone(),
             source,
         })?;
-    *upstream.pid.lock().unwrap_or_else(|p| p.into_inner()) = transport.id();
+    *upstream.pid.lock() = transport.id();
     upstream.stderr.clear();
     let reader = stderr.map(|stderr| {
         let tail = upstream.stderr.clone();

@@ -9,6 +9,7 @@ use super::args::{object, pointer, req_str};
 use crate::codeact::{CodeError, CodeOutcome, MAX_CODE_CHARS};
 use crate::config::Settings;
 use crate::error::ToolError;
+use crate::outcome::Outcome;
 
 /// The file name errors give a `run_code` program.
 pub const RUN_CODE_FILENAME: &str = "run_code.py";
@@ -159,11 +160,11 @@ pub fn explain_missing_main(main_call_line: Option<u32>, outcome: &mut CodeOutco
 
 /// The answer to a run: `{"result", "stdout", "calls"}`, or the error object with the printed
 /// text and the calls made so far.
-pub fn outcome_json(outcome: &CodeOutcome) -> (String, bool) {
+pub fn outcome_json(outcome: &CodeOutcome) -> (String, Outcome) {
     let error = match &outcome.result {
         Ok(value) => {
             let ok = json!({"result": value, "stdout": outcome.stdout, "calls": outcome.calls});
-            return (ok.to_string(), false);
+            return (ok.to_string(), Outcome::Ok);
         }
         Err(e) => e,
     };
@@ -176,8 +177,9 @@ pub fn outcome_json(outcome: &CodeOutcome) -> (String, bool) {
         CodeError::ResourceLimit(m) => ToolError::resource_limit(m.clone()),
         CodeError::UsageLimit(m) => ToolError::usage_limit(m.clone()),
     };
+    let code = tool_error.code;
     let value = tool_error
         .with("stdout", outcome.stdout.as_str())
         .with("calls", outcome.calls);
-    (value.to_json(), true)
+    (value.to_json(), Outcome::Error(code))
 }

@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use crate::outcome::Outcome;
+
 /// One tool call, as the audit log keeps it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -17,9 +19,8 @@ pub struct AuditRecord {
     pub group: Option<String>,
     /// The tool: the target of a call control, else the control or direct tool called.
     pub tool: String,
-    /// `ok`, `tool_error` (the tool answered an error), or the error code of a call that did
-    /// not run or finish.
-    pub outcome: String,
+    /// How it ended.
+    pub outcome: Outcome,
     /// How long it took, in milliseconds.
     pub ms: f64,
 }

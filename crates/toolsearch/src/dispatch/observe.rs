@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use crate::config::SearchMethod;
+use crate::outcome::Outcome;
 
 /// One tool call the engine answered: the same calls as the audit log's records.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -18,16 +19,15 @@ pub struct CallEvent<'a> {
     /// The tool reached (a call control's target), or the control or direct tool called; `""`
     /// when the call named no tool or control that exists.
     pub tool: &'a str,
-    /// `ok`, `tool_error` (the tool answered an error), or the error code of a call that did
-    /// not run or finish.
-    pub outcome: &'a str,
+    /// How it ended.
+    pub outcome: Outcome,
     /// How long it took.
     pub elapsed: Duration,
 }
 
 impl<'a> CallEvent<'a> {
     /// An event from its parts (the engine makes them; an observer's tests may too).
-    pub fn new(group: Option<&'a str>, tool: &'a str, outcome: &'a str, elapsed: Duration) -> Self {
+    pub fn new(group: Option<&'a str>, tool: &'a str, outcome: Outcome, elapsed: Duration) -> Self {
         Self {
             group,
             tool,

@@ -2,8 +2,8 @@
 //! makes, controls and a program's host calls included. A caller is its session's `caller.id`
 //! (the authenticated identity), or its session when it has none.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::config::RateLimit;
@@ -47,7 +47,7 @@ impl RateLimiter {
             .unwrap_or("")
             .to_owned();
         let now = Instant::now();
-        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let mut buckets = self.buckets.lock();
         if buckets.len() >= MAX_CALLERS && !buckets.contains_key(&key) {
             // Full buckets carry no state worth keeping.
             let (per_second, burst) = (self.per_second, self.burst);

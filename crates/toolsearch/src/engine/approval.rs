@@ -4,14 +4,12 @@
 
 use std::sync::Arc;
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::Engine;
+use super::resolve::{Caller, Names, Route};
 use crate::catalog::View;
-use crate::config::Surface;
-use crate::controls::{self, Control};
-use crate::dispatch::ArgValidator;
+use crate::dispatch::call::Target;
 use crate::exec::{ApprovalRequest, Session};
 use crate::policy::ToolGlobs;
 
@@ -34,56 +32,25 @@ impl Engine {
     ) -> Option<ApprovalRequest> {
         let globs = self.path.ask_for.as_ref()?;
         let snap = self.snapshot();
-        let dir = snap.directory();
         let visible = self.visibility(&snap, session);
-        let view = View::new(dir, visible.as_deref());
-        let control = controls::control_for(&self.settings, name).filter(|_| dir.offers_controls());
-        let grouped = |id: u32, args: Map<String, Value>| {
-            let entry = dir.tool(id);
-            let group = &dir.group_of(id).name;
-            let validator = snap.validators().grouped(id);
-            gated(
-                globs,
-                Some(group),
-                &entry.name,
-                validator,
-                entry.input_schema_json(),
-                args,
-            )
+        let view = View::new(snap.directory(), visible.as_deref());
+        let route = self.resolve(
+            &snap,
+            view,
+            Names::Surface,
+            Caller::Model,
+            name,
+            arguments.clone(),
+        );
+        let Ok(Route::Tool {
+            tool,
+            args: Ok(args),
+            ..
+        }) = route
+        else {
+            return None;
         };
-        match control {
-            Some(Control::Invoke) => {
-                let (id, args) = self.invoke_target(view, name, arguments).ok()?;
-                grouped(id, args)
-            }
-            Some(c) if c.is_call() => {
-                let (id, _, args) = self.proxied_target(view, name, arguments.clone()).ok()?;
-                grouped(id, args)
-            }
-            Some(_) => None,
-            None => {
-                let args = match arguments {
-                    Value::Object(m) => m.clone(),
-                    Value::Null => Map::new(),
-                    _ => return None,
-                };
-                if self.settings.surface == Surface::Capabilities
-                    && let Some(id) = view.tool_by_canonical(name)
-                {
-                    return grouped(id, args);
-                }
-                let (index, d) = view.direct().find(|(_, d)| d.def.name == name)?;
-                let validator = snap.validators().direct(index);
-                gated(
-                    globs,
-                    None,
-                    &d.def.name,
-                    validator,
-                    d.def.input_schema.json(),
-                    args,
-                )
-            }
-        }
+        gated(globs, &tool.target(&snap), args)
     }
 }
 
@@ -91,25 +58,22 @@ impl Engine {
 /// first) and its arguments are valid — a call refused anyway is not put to the person.
 fn gated(
     globs: &ToolGlobs,
-    group: Option<&str>,
-    tool: &str,
-    validator: &ArgValidator,
-    schema: &RawValue,
+    target: &Target<'_>,
     args: Map<String, Value>,
 ) -> Option<ApprovalRequest> {
-    if !globs.matches(group, tool) {
+    if !globs.matches(target.group, target.tool) {
         return None;
     }
     let args = Value::Object(args);
-    let Ok(Ok(())) = validator.check(schema, &args) else {
+    let Ok(Ok(())) = target.validator.check(target.schema, &args) else {
         return None;
     };
     let Value::Object(args) = args else {
         return None;
     };
     Some(ApprovalRequest::new(
-        group.map(str::to_owned),
-        tool.to_owned(),
+        target.group.map(str::to_owned),
+        target.tool.to_owned(),
         args,
     ))
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Map, Value};
 
 use super::Engine;
-use super::route::Caller;
+use super::resolve::Caller;
 use crate::codeact::{CodeError, CodeJob, CodeLimits, Host, HostReply, RunFuture};
 use crate::config::Surface;
 use crate::controls::codeact::{
@@ -88,12 +88,8 @@ impl Engine {
         };
         let mut outcome = runner.run(job, &host).await;
         explain_missing_main(main_call_line, &mut outcome);
-        let (json, is_error) = outcome_json(&outcome);
-        ControlOutput {
-            json,
-            is_error,
-            searched: None,
-        }
+        let (json, ended) = outcome_json(&outcome);
+        ControlOutput::ended(json, ended)
     }
 
     /// The name of the surface's call control (what a program's caller should use instead).

@@ -1,8 +1,9 @@
 //! The engine snapshot: a directory with its search indexes and argument validators, built
 //! together and swapped as a whole, so a reader never sees a directory with another's indexes.
 
+use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock};
 
 use crate::catalog::{Directory, Visibility};
 use crate::dispatch::Validators;
@@ -42,7 +43,7 @@ impl Snapshot {
 
     /// What callers of `class` see under `policy`, computed once per snapshot and class.
     pub(crate) fn visibility(&self, policy: &Policy, class: CallerClass) -> Arc<Visibility> {
-        let mut cache = self.visibility.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self.visibility.lock();
         if let Some(v) = cache.get(&class) {
             return v.clone();
         }
@@ -90,20 +91,13 @@ impl Live {
 
     /// The current snapshot.
     pub(crate) fn get(&self) -> Arc<Snapshot> {
-        match self.current.read() {
-            Ok(g) => g.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        self.current.read().clone()
     }
 
     /// Replaces the snapshot; returns the previous one.
     pub(crate) fn replace(&self, snapshot: Snapshot) -> Arc<Snapshot> {
         let new = Arc::new(snapshot);
-        let mut g = match self.current.write() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        std::mem::replace(&mut *g, new)
+        std::mem::replace(&mut *self.current.write(), new)
     }
 }
 

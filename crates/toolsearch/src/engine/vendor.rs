@@ -4,15 +4,18 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tracing::Instrument;
 
 use super::Engine;
-use super::route::{Answer, Caller, Reached};
+use super::answer::Answer;
+use super::resolve::{Caller, Names, Reached, Route};
+use super::route::Called;
 use crate::catalog::View;
 use crate::controls::{ControlOutput, Searched};
 use crate::error::ToolError;
 use crate::exec::Session;
+use crate::outcome::Outcome;
 use crate::search::{Query, Searcher};
 use crate::vendor::{self, ExportError, Format, SEARCH_TOOL, SearchRequest};
 
@@ -28,14 +31,17 @@ pub struct VendorReply {
     /// did not run or did not finish; `None` when it answered (a tool's own error result
     /// included).
     pub error: Option<Value>,
+    /// How the call ended.
+    pub outcome: Outcome,
 }
 
 impl VendorReply {
-    fn answered(value: Value, is_error: bool) -> Self {
+    fn answered(value: Value, outcome: Outcome) -> Self {
         Self {
             value,
-            is_error,
+            is_error: outcome.is_error(),
             error: None,
+            outcome,
         }
     }
 
@@ -44,6 +50,7 @@ impl VendorReply {
             value,
             is_error: true,
             error: Some(error.to_value()),
+            outcome: Outcome::Error(error.code),
         }
     }
 }
@@ -131,96 +138,61 @@ impl Engine {
         arguments: Value,
         caller: Caller,
     ) -> VendorReply {
-        let reached = (self.audit.is_some() || self.observer.is_some())
-            .then(|| self.vendor_reached(session, name));
-        if name == SEARCH_TOOL {
-            let req = SearchRequest::parse(format, &arguments, self.settings.max_results);
-            let answer = self
-                .recorded(
-                    session,
-                    name,
-                    reached,
-                    self.vendor_search(session, format, req),
-                )
-                .await;
-            return match answer {
-                Answer::Control(out) => VendorReply::answered(out.value(), out.is_error),
-                Answer::Error(e) => match format {
-                    Format::Anthropic => {
-                        VendorReply::failed(vendor::error_reply(format, &e, None), &e)
+        // A tool's arguments arrive in the format's own wrapping: unwrapped first (a malformed
+        // wrapping is answered before anything is charged or recorded).
+        let (call_id, arguments) = if name == SEARCH_TOOL {
+            (None, arguments)
+        } else {
+            match format {
+                Format::Anthropic => (None, arguments),
+                Format::Openai => match vendor::openai_call(&arguments) {
+                    Ok((call_id, args)) => (call_id, Value::Object(args)),
+                    Err(e) => {
+                        return VendorReply::failed(vendor::error_reply(format, &e, None), &e);
                     }
-                    Format::Openai => VendorReply::failed(e.to_value(), &e),
                 },
-                Answer::Tool(r) => {
-                    VendorReply::answered(vendor::call_reply(format, &r, None), r.is_error)
-                }
-            };
-        }
-        let (call_id, args) = match format {
-            Format::Anthropic => match arguments {
-                Value::Object(m) => (None, m),
-                Value::Null => (None, Map::new()),
-                _ => {
-                    let e = ToolError::invalid_request(
-                        "",
-                        format!("{name} takes a JSON object of arguments"),
-                    );
-                    return VendorReply::failed(vendor::error_reply(format, &e, None), &e);
-                }
-            },
-            Format::Openai => match vendor::openai_call(&arguments) {
-                Ok(x) => x,
-                Err(e) => {
-                    return VendorReply::failed(vendor::error_reply(format, &e, None), &e);
-                }
-            },
+            }
         };
-        let answer = self
-            .recorded(
-                session,
-                name,
-                reached,
-                self.vendor_tool(session, name, args, caller),
-            )
-            .await;
-        match answer {
-            Answer::Error(e) => {
-                VendorReply::failed(vendor::error_reply(format, &e, call_id.as_deref()), &e)
-            }
-            answer => {
-                let result = answer.into_call_result();
-                VendorReply::answered(
-                    vendor::call_reply(format, &result, call_id.as_deref()),
-                    result.is_error,
-                )
-            }
-        }
-    }
-
-    /// What a vendor call reached, for its audit record and metrics.
-    fn vendor_reached(&self, session: &Session, name: &str) -> Reached {
-        let snap = self.snapshot();
-        let dir = snap.directory();
-        if name == SEARCH_TOOL {
-            return Reached::Named {
-                group: None,
-                tool: name.to_owned(),
-                known: true,
-            };
-        }
-        let visible = self.visibility(&snap, session);
-        let view = View::new(dir, visible.as_deref());
-        match snap
-            .short_forms()
-            .resolve(dir, name)
-            .filter(|&id| view.sees(id))
+        if format == Format::Anthropic
+            && name != SEARCH_TOOL
+            && !(arguments.is_object() || arguments.is_null())
         {
-            Some(id) => Reached::Tool(snap.clone(), id),
-            None => Reached::Named {
-                group: None,
-                tool: name.to_owned(),
-                known: view.direct().any(|(_, d)| d.def.name == name),
+            let e =
+                ToolError::invalid_request("", format!("{name} takes a JSON object of arguments"));
+            return VendorReply::failed(vendor::error_reply(format, &e, None), &e);
+        }
+        let snap = self.snapshot();
+        let visible = self.visibility(&snap, session);
+        let view = View::new(snap.directory(), visible.as_deref());
+        let route = self.resolve(&snap, view, Names::Vendor, caller, name, arguments);
+        let reached = self.records().then(|| Reached::of(&snap, &route, name));
+        let called = Called {
+            names: Names::Vendor,
+            caller,
+            name,
+        };
+        let answer = async {
+            match route {
+                Ok(Route::Search(arguments)) => {
+                    let req = SearchRequest::parse(format, &arguments, self.settings.max_results);
+                    self.vendor_search(session, format, req).await
+                }
+                route => self.answer(session, &snap, visible, called, route).await,
+            }
+        };
+        let answer = self.recorded(session, name, reached, answer).await;
+        let call_id = call_id.as_deref();
+        match answer {
+            Answer::Error(e) => match (name == SEARCH_TOOL, format) {
+                (true, Format::Openai) => VendorReply::failed(e.to_value(), &e),
+                _ => VendorReply::failed(vendor::error_reply(format, &e, call_id), &e),
             },
+            Answer::Control(out) => VendorReply::answered(out.value(), out.outcome),
+            answer => {
+                let outcome = answer.outcome();
+                let result = answer.into_call_result();
+                VendorReply::answered(vendor::call_reply(format, &result, call_id), outcome)
+            }
         }
     }
 
@@ -279,56 +251,6 @@ impl Engine {
         match out {
             Ok(out) => Answer::Control(out),
             Err(e) => Answer::Error(e),
-        }
-    }
-
-    /// A tool called by its exported name (or a direct tool by its name): one call charged,
-    /// then — when a program calls, only a tool its source lets programs call — the one call
-    /// path.
-    async fn vendor_tool(
-        &self,
-        session: &Arc<Session>,
-        name: &str,
-        args: Map<String, Value>,
-        caller: Caller,
-    ) -> Answer {
-        let snap = self.snapshot();
-        let dir = snap.directory();
-        let visible = self.visibility(&snap, session);
-        let view = View::new(dir, visible.as_deref());
-        let grouped = snap
-            .short_forms()
-            .resolve(dir, name)
-            .filter(|&id| view.sees(id));
-        let direct = view.direct().find(|(_, d)| d.def.name == name);
-        if grouped.is_none() && direct.is_none() {
-            return Answer::Error(
-                ToolError::unknown_tool(format!(
-                    "There is no tool named {name:?}. Call {SEARCH_TOOL} to find tools and call one by a name it returns, exactly."
-                ))
-                .with("tool", name),
-            );
-        }
-        if let Err(e) = self.charge(session, 1) {
-            return Answer::Error(e);
-        }
-        let eligible = match (grouped, direct) {
-            (Some(id), _) => dir.tool(id).codeact,
-            (None, Some((_, d))) => d.def.codeact,
-            (None, None) => false,
-        };
-        if caller == Caller::Code && !eligible {
-            return Answer::Error(
-                ToolError::codeact_denied(format!(
-                    "{name:?} may not be called from a program (its source does not allow it); nothing ran. Call it directly, outside the code."
-                ))
-                .with("tool", name),
-            );
-        }
-        match (grouped, direct) {
-            (Some(id), _) => self.dispatch_grouped(session, &snap, id, args).await,
-            (None, Some((index, d))) => self.dispatch_direct(session, &snap, index, d, args).await,
-            (None, None) => unreachable!("checked above"),
         }
     }
 }

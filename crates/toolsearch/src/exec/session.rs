@@ -1,9 +1,10 @@
 //! One run (one downstream session): its context, its usage count, its per-session state.
 
+use parking_lot::Mutex;
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use super::Approver;
 
@@ -64,7 +65,7 @@ impl Session {
         key: &str,
         make: impl FnOnce() -> T,
     ) -> Option<Arc<T>> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = self.state.lock();
         let entry = state
             .entry(key.to_owned())
             .or_insert_with(|| Arc::new(make()));

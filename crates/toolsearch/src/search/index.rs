@@ -1,7 +1,8 @@
 //! The indexes of one corpus snapshot: the keyword index (built at once), and the BM25 index
 //! and the vectors (each built on first use and kept, like the snapshot, until it is replaced).
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 use super::SearchError;
 use super::bm25::Bm25Index;
@@ -36,7 +37,7 @@ impl SearchIndex {
     /// The BM25 index with `params`, built on first use and kept (a call with other
     /// parameters builds and keeps a new one).
     pub fn bm25(&self, corpus: &(impl Corpus + ?Sized), params: &Bm25Params) -> Arc<Bm25Index> {
-        let mut slot = self.bm25.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.bm25.lock();
         match &*slot {
             Some(index) if index.params() == params => index.clone(),
             _ => {
@@ -54,7 +55,7 @@ impl SearchIndex {
         corpus: &(impl Corpus + ?Sized),
         semantic: &SemanticSearch,
     ) -> Result<Arc<VectorIndex>, SearchError> {
-        let mut slot = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.vectors.lock();
         match &*slot {
             Some(v) if v.model_id() == semantic.embedder().model_id() => Ok(v.clone()),
             _ => {

@@ -23,8 +23,8 @@ mod accumulate;
 mod build;
 mod hits;
 
+use parking_lot::Mutex;
 use std::ops::Range;
-use std::sync::Mutex;
 
 use rustc_hash::FxHashMap;
 
@@ -188,10 +188,9 @@ impl KeywordIndex {
 
     /// Empties the merged-hits cache (benchmarks measure cold queries with it).
     pub fn clear_cache(&self) {
-        if let Ok(mut guard) = self.cache.map.write() {
-            guard.0.clear();
-            guard.1 = 0;
-        }
+        let mut guard = self.cache.map.write();
+        guard.0.clear();
+        guard.1 = 0;
     }
 
     /// Distinct words and tokens indexed (for reports).

@@ -6,9 +6,10 @@
 //! [`EmbeddingCache`] keyed by the model and a hash of each
 //! tool's [`tool_text`], so an unchanged tool is never embedded twice.
 
+use parking_lot::Mutex;
 use std::fmt;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::cache::EmbeddingCache;
 use super::corpus::{Corpus, Doc};
@@ -439,8 +440,8 @@ impl SemanticSearch {
         self.lock().path().to_owned()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, EmbeddingCache> {
-        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, EmbeddingCache> {
+        self.cache.lock()
     }
 
     /// Vectors of `tools`: cached ones are read, the rest embedded in batches (reporting
@@ -515,7 +516,7 @@ impl SemanticSearch {
                 .filter(|(q, _)| q == query)
                 .map(|(_, v)| v.clone())
         };
-        if let Some(v) = remembered(&self.last_query.lock().unwrap_or_else(|p| p.into_inner())) {
+        if let Some(v) = remembered(&self.last_query.lock()) {
             return Ok(v);
         }
         let mut texts = vec![query];
@@ -543,8 +544,7 @@ impl SemanticSearch {
         }
         vectors.iter_mut().for_each(|v| normalize(v));
         let v = Arc::new(QueryVectors::new(vectors));
-        *self.last_query.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some((query.to_owned(), v.clone()));
+        *self.last_query.lock() = Some((query.to_owned(), v.clone()));
         Ok(v)
     }
 }

@@ -297,7 +297,7 @@ impl Observer for Events {
         calls.push((
             e.group.map(str::to_owned),
             e.tool.to_owned(),
-            e.outcome.to_owned(),
+            e.outcome.to_string(),
         ));
     }
 

@@ -36,10 +36,7 @@ pub(super) const NONE: u8 = u8::MAX;
 
 impl KeywordIndex {
     pub(super) fn take_scratch(&self) -> Scratch {
-        let pooled = match self.scratch.lock() {
-            Ok(mut pool) => pool.pop(),
-            Err(_) => None,
-        };
+        let pooled = self.scratch.lock().pop();
         pooled.unwrap_or_else(|| Scratch {
             coverage: vec![0; self.tool_count],
             counts: vec![vec![0; self.tool_count]; BUCKETS],
@@ -49,9 +46,7 @@ impl KeywordIndex {
     }
 
     pub(super) fn give_back(&self, s: Scratch) {
-        if let Ok(mut pool) = self.scratch.lock() {
-            pool.push(s);
-        }
+        self.scratch.lock().push(s);
     }
 }
 

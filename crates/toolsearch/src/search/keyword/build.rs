@@ -2,9 +2,9 @@
 //! vocabularies, the vocabularies merged, posting lists laid out by a counting sort, and the
 //! suffix array over the distinct tokens.
 
+use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::{Mutex, RwLock};
 
 use rustc_hash::FxHashMap;
 

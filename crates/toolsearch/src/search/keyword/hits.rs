@@ -1,8 +1,9 @@
 //! One keyword's hits: its whole-word and substring postings merged into the best bucket per
 //! tool, kept sparse or as a byte per tool, and cached per snapshot within a byte budget.
 
+use parking_lot::RwLock;
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use super::accumulate::{NONE, Scratch};
 use super::build::suffix;
@@ -53,21 +54,18 @@ impl KeywordIndex {
             restricted = format!("\u{0}{}{kw}", char::from(b'a' + fields));
             &restricted
         };
-        if let Ok(guard) = self.cache.map.read()
-            && let Some(h) = guard.0.get(key)
-        {
+        if let Some(h) = self.cache.map.read().0.get(key) {
             return h.clone();
         }
         let hits = Arc::new(self.merge_hits(kw, fields, s));
-        if let Ok(mut guard) = self.cache.map.write() {
-            let (map, used) = &mut *guard;
-            if *used + hits.bytes() > self.cache.budget {
-                map.clear();
-                *used = 0;
-            }
-            *used += hits.bytes();
-            map.insert(key.into(), hits.clone());
+        let mut guard = self.cache.map.write();
+        let (map, used) = &mut *guard;
+        if *used + hits.bytes() > self.cache.budget {
+            map.clear();
+            *used = 0;
         }
+        *used += hits.bytes();
+        map.insert(key.into(), hits.clone());
         hits
     }
 
