@@ -369,3 +369,112 @@ async fn an_observer_hears_each_call_and_search_with_only_names_that_exist() {
         ]
     );
 }
+
+/// Every path resolves a name over what the caller sees: a tool hidden from the caller is, in
+/// the answer, the metrics event and the audit record alike, a tool that does not exist — on
+/// the MCP surface and in a vendor format — while another caller who sees it is recorded with
+/// its names.
+#[tokio::test]
+async fn a_hidden_tool_is_recorded_as_one_that_does_not_exist() {
+    use toolsearch::vendor::Format;
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let events = Arc::new(Events::default());
+    let observer = events.clone();
+    let records: Arc<Mutex<Vec<AuditRecord>>> = Arc::default();
+    let sink = records.clone();
+    let e = engine(
+        |b| {
+            b.observer(observer)
+                .audit(AuditSink::new(move |r| {
+                    sink.lock().expect("lock").push(r.clone())
+                }))
+                .policy(
+                    Policy::new(&[
+                        PolicyRule::for_client("alice", &["billing/*"], &[]),
+                        PolicyRule::for_client("bob", &["billing/get_*"], &[]),
+                    ])
+                    .expect("policy"),
+                )
+        },
+        &ran,
+    );
+    let (alice, bob) = (caller("alice"), caller("bob"));
+    assert_eq!(
+        call(&e, &bob, "refund_payment", 5).await["error"],
+        "unknown_tool"
+    );
+    assert_eq!(call(&e, &alice, "refund_payment", 6).await["refunded"], 6);
+    let exported = e
+        .export_for(&alice, Format::Anthropic)
+        .expect("export")
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .find(|n| n.contains("refund"))
+        .expect("the refund tool is exported to alice");
+    let hidden = e
+        .handle_vendor_in(&bob, Format::Anthropic, &exported, json!({"cents": 7}))
+        .await;
+    assert_eq!(
+        hidden.error.as_ref().map(|v| v["error"].clone()),
+        Some(json!("unknown_tool"))
+    );
+    let seen = e
+        .handle_vendor_in(&alice, Format::Anthropic, &exported, json!({"cents": 8}))
+        .await;
+    assert!(!seen.is_error, "{:?}", seen.value);
+    assert_eq!(
+        *ran.lock().expect("lock"),
+        [6, 8],
+        "only the visible calls ran"
+    );
+
+    let billing = || Some("billing".to_owned());
+    assert_eq!(
+        *events.calls.lock().expect("lock"),
+        [
+            (None, String::new(), "unknown_tool".into()),
+            (billing(), "refund_payment".into(), "ok".into()),
+            (None, String::new(), "unknown_tool".into()),
+            (billing(), "refund_payment".into(), "ok".into()),
+        ]
+    );
+    let brief: Vec<(String, Option<String>, String, String)> = records
+        .lock()
+        .expect("lock")
+        .iter()
+        .map(|r| {
+            let client = r.client.clone().unwrap_or_default();
+            (
+                client,
+                r.group.clone(),
+                r.tool.clone(),
+                r.outcome.to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        brief,
+        [
+            // As asked: the envelope's names, and the vendor name called.
+            (
+                "bob".into(),
+                billing(),
+                "refund_payment".into(),
+                "unknown_tool".into()
+            ),
+            (
+                "alice".into(),
+                billing(),
+                "refund_payment".into(),
+                "ok".into()
+            ),
+            ("bob".into(), None, exported.clone(), "unknown_tool".into()),
+            (
+                "alice".into(),
+                billing(),
+                "refund_payment".into(),
+                "ok".into()
+            ),
+        ]
+    );
+}
