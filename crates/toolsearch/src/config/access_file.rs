@@ -8,6 +8,7 @@ use super::access::{
     AccessConfig, ClientConfig, JWT_ALGORITHMS, JwksSource, JwtConfig, PolicyRule, RateLimit,
     glob_problem,
 };
+use super::range::outside;
 use super::raw::{RawConfig, RawJwt, RawRate};
 
 /// Default `[auth.jwt] leeway_s`.
@@ -108,11 +109,13 @@ pub(super) fn access(
         }
         let burst = match r.burst {
             None => (per_minute / 10.0).ceil().clamp(1.0, 1e6) as u32,
-            Some(b) if (1..=1_000_000).contains(&b) => b as u32,
-            Some(b) => {
-                problems.push(format!("limits.rate.burst: {b} is outside 1..=1000000"));
-                1
-            }
+            Some(b) => match outside("limits.rate.burst", b, &(1..=1_000_000)) {
+                None => b as u32,
+                Some(problem) => {
+                    problems.push(problem);
+                    1
+                }
+            },
         };
         out.rate = Some(RateLimit::new(per_minute, burst));
     }
@@ -170,11 +173,13 @@ fn jwt_config(j: RawJwt, base: &Path, problems: &mut Vec<String>) -> Option<JwtC
     }
     let leeway_s = match j.leeway_s {
         None => DEFAULT_LEEWAY_S,
-        Some(n) if (0..=600).contains(&n) => n as u64,
-        Some(n) => {
-            problems.push(format!("auth.jwt.leeway_s: {n} is outside 0..=600"));
-            DEFAULT_LEEWAY_S
-        }
+        Some(n) => match outside("auth.jwt.leeway_s", n, &(0..=600)) {
+            None => n as u64,
+            Some(problem) => {
+                problems.push(problem);
+                DEFAULT_LEEWAY_S
+            }
+        },
     };
     let authorization_servers = j
         .authorization_servers

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::range::outside;
+
 /// Default wall time of one run.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(10_000);
 /// Default memory of one run, in MiB.
@@ -81,21 +83,13 @@ impl CodeActSettings {
     pub fn problems(&self) -> Vec<String> {
         let mut out = Vec::new();
         let ms = self.timeout.as_millis();
-        if !(1..=600_000).contains(&ms) {
-            out.push(format!("codeact.timeout_ms: {ms} is outside 1..=600000"));
-        }
-        if !(1..=4096).contains(&self.max_memory_mb) {
-            out.push(format!(
-                "codeact.max_memory_mb: {} is outside 1..=4096",
-                self.max_memory_mb
-            ));
-        }
-        if !(1..=10_000).contains(&self.max_calls) {
-            out.push(format!(
-                "codeact.max_calls: {} is outside 1..=10000",
-                self.max_calls
-            ));
-        }
+        out.extend(outside("codeact.timeout_ms", ms, &(1..=600_000)));
+        out.extend(outside(
+            "codeact.max_memory_mb",
+            self.max_memory_mb,
+            &(1..=4096),
+        ));
+        out.extend(outside("codeact.max_calls", self.max_calls, &(1..=10_000)));
         out
     }
 }

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use super::Settings;
 use super::access::AccessConfig;
 use super::access_file::access;
+use super::range::within;
 use super::raw::RawConfig;
 use super::settings_file::settings;
 use super::source::{SourceConfig, validate_source};
@@ -57,26 +58,6 @@ pub struct Config {
     pub telemetry: Option<TelemetryConfig>,
     /// `[reload] watch`: re-read the file when it changes (as on SIGHUP); default false.
     pub watch: bool,
-}
-
-/// `value` when it lies in `range` (as a `u64`: ranges start at 0 or above); else a problem
-/// "`key`: N is outside A..=B" and `None`.
-pub(super) fn within(
-    key: &str,
-    value: Option<i64>,
-    range: std::ops::RangeInclusive<i64>,
-    problems: &mut Vec<String>,
-) -> Option<u64> {
-    let n = value?;
-    if range.contains(&n) {
-        return u64::try_from(n).ok();
-    }
-    problems.push(format!(
-        "{key}: {n} is outside {}..={}",
-        range.start(),
-        range.end()
-    ));
-    None
 }
 
 /// `[limits] startup_wait_ms` when absent: 30 s.

@@ -1,6 +1,7 @@
 //! The engine's settings as plain data: the surface, the search method and its parameters,
 //! the page limits and the control names, with every problem they have.
 
+use super::range::outside;
 use super::search_settings::BM25_FIELDS;
 use super::{
     Bm25Params, CodeActSettings, EmbeddingSettings, HybridParams, MAX_RESULTS_RANGE,
@@ -199,73 +200,46 @@ impl Settings {
     /// Every problem with these settings.
     pub fn problems(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if !MAX_RESULTS_RANGE.contains(&self.max_results) {
-            out.push(format!(
-                "search.max_results: {} is outside {}..={}",
-                self.max_results,
-                MAX_RESULTS_RANGE.start(),
-                MAX_RESULTS_RANGE.end()
-            ));
-        }
-        if !MAX_SEARCH_BYTES_RANGE.contains(&self.max_search_bytes) {
-            out.push(format!(
-                "search.max_search_bytes: {} is outside {}..={}",
-                self.max_search_bytes,
-                MAX_SEARCH_BYTES_RANGE.start(),
-                MAX_SEARCH_BYTES_RANGE.end()
-            ));
-        }
+        out.extend(outside(
+            "search.max_results",
+            self.max_results,
+            &MAX_RESULTS_RANGE,
+        ));
+        out.extend(outside(
+            "search.max_search_bytes",
+            self.max_search_bytes,
+            &MAX_SEARCH_BYTES_RANGE,
+        ));
         let p = &self.bm25;
-        if !(p.k1.is_finite() && (0.0..=10.0).contains(&p.k1)) {
-            out.push(format!("search.bm25.k1: {} is outside 0..=10", p.k1));
-        }
+        out.extend(outside("search.bm25.k1", p.k1, &(0.0..=10.0)));
         for ((w, b), f) in p.weights.iter().zip(&p.b).zip(BM25_FIELDS) {
-            if !(w.is_finite() && (0.0..=100.0).contains(w)) {
-                out.push(format!("search.bm25.{f}: {w} is outside 0..=100"));
-            }
-            if !(b.is_finite() && (0.0..=1.0).contains(b)) {
-                out.push(format!("search.bm25.b_{f}: {b} is outside 0..=1"));
-            }
+            out.extend(outside(&format!("search.bm25.{f}"), *w, &(0.0..=100.0)));
+            out.extend(outside(&format!("search.bm25.b_{f}"), *b, &(0.0..=1.0)));
         }
-        if let Some(n) = self.semantic.max_tokens
-            && !(8..=8192).contains(&n)
-        {
-            out.push(format!(
-                "search.semantic.max_tokens: {n} is outside 8..=8192"
-            ));
+        if let Some(n) = self.semantic.max_tokens {
+            out.extend(outside("search.semantic.max_tokens", n, &(8..=8192)));
         }
-        if let Some(m) = self.semantic.min_similarity
-            && !(m.is_finite() && (-1.0..=1.0).contains(&m))
-        {
-            out.push(format!(
-                "search.semantic.min_similarity: {m} is outside -1..=1"
-            ));
+        if let Some(m) = self.semantic.min_similarity {
+            out.extend(outside("search.semantic.min_similarity", m, &(-1.0..=1.0)));
         }
         let h = &self.hybrid;
-        if !(h.semantic_weight.is_finite() && (0.0..=1.0).contains(&h.semantic_weight)) {
-            out.push(format!(
-                "search.hybrid.semantic_weight: {} is outside 0..=1",
-                h.semantic_weight
-            ));
-        }
-        if !(h.rrf_k.is_finite() && (0.0..=1000.0).contains(&h.rrf_k)) {
-            out.push(format!(
-                "search.hybrid.rrf_k: {} is outside 0..=1000",
-                h.rrf_k
-            ));
-        }
+        out.extend(outside(
+            "search.hybrid.semantic_weight",
+            h.semantic_weight,
+            &(0.0..=1.0),
+        ));
+        out.extend(outside("search.hybrid.rrf_k", h.rrf_k, &(0.0..=1000.0)));
         if !(h.confidence_scale.is_finite() && h.confidence_scale > 0.0) {
             out.push(format!(
                 "search.hybrid.confidence_scale: {} is not a positive number",
                 h.confidence_scale
             ));
         }
-        if !(h.confidence_slope.is_finite() && (0.0..=100.0).contains(&h.confidence_slope)) {
-            out.push(format!(
-                "search.hybrid.confidence_slope: {} is outside 0..=100",
-                h.confidence_slope
-            ));
-        }
+        out.extend(outside(
+            "search.hybrid.confidence_slope",
+            h.confidence_slope,
+            &(0.0..=100.0),
+        ));
         out.extend(self.codeact.problems());
         out.extend(self.names.problems(self.surface, &self.codeact));
         out

@@ -1,8 +1,10 @@
 //! The engine settings of a config file — `surface`, `[search]` (with `bm25`, `semantic`,
 //! `hybrid`) and `[names]` — validated into [`Settings`], every problem with its key path.
 
+use std::ops::RangeInclusive;
 use std::path::Path;
 
+use super::range::outside;
 use super::raw::{RawCodeAct, RawConfig};
 use super::{CodeActSettings, ControlNames, Fusion, SearchMethod, Settings, Surface};
 
@@ -37,11 +39,8 @@ pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<Stri
                    range: &std::ops::RangeInclusive<usize>| match v {
         None => default,
         Some(n) => usize::try_from(n).unwrap_or_else(|_| {
-            problems.push(format!(
-                "search.{key}: {n} is outside {}..={}",
-                range.start(),
-                range.end()
-            ));
+            let range = *range.start() as i64..=*range.end() as i64;
+            problems.extend(outside(&format!("search.{key}"), n, &range));
             default
         }),
     };
@@ -182,20 +181,21 @@ fn codeact(c: RawCodeAct, base: &Path, problems: &mut Vec<String>) -> CodeActSet
         enabled: c.enabled.unwrap_or(false),
         ..CodeActSettings::default()
     };
-    let mut number = |key: &str, v: Option<i64>, range: &str| -> Option<usize> {
+    let mut number = |key: &str, v: Option<i64>, range: RangeInclusive<i64>| -> Option<usize> {
         let n = v?;
-        usize::try_from(n).ok().filter(|n| *n > 0).or_else(|| {
-            problems.push(format!("codeact.{key}: {n} is outside {range}"));
-            None
-        })
+        if n < 1 {
+            problems.extend(outside(&format!("codeact.{key}"), n, &range));
+            return None;
+        }
+        usize::try_from(n).ok()
     };
-    if let Some(ms) = number("timeout_ms", c.timeout_ms, "1..=600000") {
+    if let Some(ms) = number("timeout_ms", c.timeout_ms, 1..=600_000) {
         out.timeout = std::time::Duration::from_millis(ms as u64);
     }
-    if let Some(mb) = number("max_memory_mb", c.max_memory_mb, "1..=4096") {
+    if let Some(mb) = number("max_memory_mb", c.max_memory_mb, 1..=4096) {
         out.max_memory_mb = mb;
     }
-    if let Some(n) = number("max_calls", c.max_calls, "1..=10000") {
+    if let Some(n) = number("max_calls", c.max_calls, 1..=10_000) {
         out.max_calls = n;
     }
     for (i, p) in c.programs.unwrap_or_default().into_iter().enumerate() {

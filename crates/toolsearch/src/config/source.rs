@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::access::glob_problem;
 use super::access_file::is_context_path;
-use super::file::within;
+use super::range::within;
 use super::raw::{RawCodeActTools, RawSource, RawToolFilter};
 use crate::catalog::CodeActTools;
 use crate::catalog::name::{group_description_problem, group_name_problem};
