@@ -14,9 +14,15 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "codeact")]
 #[global_allocator]
 static GLOBAL: toolsearch_codeact::SandboxAllocator<mimalloc::MiMalloc> =
     toolsearch_codeact::SandboxAllocator(mimalloc::MiMalloc);
+
+/// Without CodeAct no program's memory is counted: mimalloc alone.
+#[cfg(not(feature = "codeact"))]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// A thread returns freed memory at most this often (a forced collection visits every page
 /// of the thread's heap: cheap once in a while, not on every park of a busy thread).

@@ -71,10 +71,11 @@ pub fn run(a: ControlArgs) -> anyhow::Result<ExitCode> {
     let label = a.catalog.display().to_string();
     let sources = load_catalog_file(&a.catalog)?.into_sources(&label, false);
     let semantic = toolsearch_embed::semantic_search(&settings, settings.method)?;
-    let mut builder = Engine::builder()
-        .settings(settings)
-        .sources(sources)
-        .code_runner(crate::wiring::code_runner());
+    let runner = crate::wiring::code_runner(&settings)?;
+    let mut builder = Engine::builder().settings(settings).sources(sources);
+    if let Some(runner) = runner {
+        builder = builder.code_runner(runner);
+    }
     if let Some(sem) = semantic {
         builder = builder.semantic(sem);
     }

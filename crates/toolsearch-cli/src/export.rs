@@ -44,12 +44,14 @@ fn lean(exported: &[Value]) -> Vec<Value> {
 }
 
 /// What `--stats` reports of one way of offering the catalog.
+#[cfg(feature = "token-stats")]
 struct Cost {
     what: String,
     bytes: usize,
     tokens: usize,
 }
 
+#[cfg(feature = "token-stats")]
 impl Cost {
     fn of(what: impl Into<String>, tools: &[Value], bpe: &tiktoken_rs::CoreBPE) -> Self {
         let text = Value::Array(tools.to_vec()).to_string();
@@ -92,22 +94,51 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         writeln!(out).context("writing to stdout")?;
         return Ok(ExitCode::SUCCESS);
     }
+    stats(format, &exported, &loaded, &controls, &summary, &mut out)
+}
+
+/// This build counts no tokens.
+#[cfg(not(feature = "token-stats"))]
+fn stats(
+    _: Format,
+    _: &[Value],
+    _: &[Value],
+    _: &[Value],
+    _: &str,
+    _: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
+    anyhow::bail!(
+        "--stats counts tokens, and this toolsearch was built without token counting (cargo \
+         feature token-stats)"
+    )
+}
+
+/// The context each way of offering the catalog costs, in bytes and cl100k_base tokens.
+#[cfg(feature = "token-stats")]
+fn stats(
+    format: Format,
+    exported: &[Value],
+    loaded: &[Value],
+    controls: &[Value],
+    summary: &str,
+    out: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
     let bpe = tiktoken_rs::cl100k_base().context("loading the cl100k_base encoding")?;
     let mut costs = vec![
-        Cost::of("every tool loaded directly", &loaded, &bpe),
-        Cost::of("the MCP controls", &controls, &bpe),
+        Cost::of("every tool loaded directly", loaded, &bpe),
+        Cost::of("the MCP controls", controls, &bpe),
         Cost::of(
             "deferred export, always loaded",
-            &vendor::always_loaded(&exported),
+            &vendor::always_loaded(exported),
             &bpe,
         ),
-        Cost::of("deferred export, whole array", &exported, &bpe),
+        Cost::of("deferred export, whole array", exported, &bpe),
     ];
     if format == Format::Openai {
         // The lean array is all the model sees up front.
         costs.push(Cost::of(
             "lean export (--lean), whole array",
-            &lean(&exported),
+            &lean(exported),
             &bpe,
         ));
     }
@@ -116,7 +147,7 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|c| [c.what.clone(), c.bytes.to_string(), c.tokens.to_string()])
         .collect();
-    crate::table::write(&mut out, ["", "bytes", "cl100k tokens"], &rows, &[1, 2])?;
+    crate::table::write(out, ["", "bytes", "cl100k tokens"], &rows, &[1, 2])?;
     Ok(ExitCode::SUCCESS)
 }
 

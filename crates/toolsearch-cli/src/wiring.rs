@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use toolsearch::Settings;
 use toolsearch::codeact::CodeRunner;
 use toolsearch::config::Config;
 use toolsearch::skills::Skills;
-use toolsearch_codeact::MontyRunner;
 use toolsearch_mcp::gateway::{CONNECTING, Gateway, GatewayOptions, SourceStatus};
 
 /// Everything `config` needs loaded for the gateway; the embedding model loads off the async
@@ -25,7 +25,7 @@ pub async fn gateway_options(config: &Config) -> anyhow::Result<GatewayOptions> 
     Ok(GatewayOptions::default()
         .with_semantic(semantic)
         .with_skills(skills(config)?)
-        .with_code_runner(Some(code_runner())))
+        .with_code_runner(code_runner(&config.settings)?))
 }
 
 /// Starts a gateway on `config` (its sources connected, no embedder), runs `f` on it, and
@@ -95,7 +95,7 @@ pub async fn serve_options(
     let options = GatewayOptions::default()
         .with_semantic(semantic.map(|(s, _)| s))
         .with_skills(skills(config)?)
-        .with_code_runner(Some(code_runner()));
+        .with_code_runner(code_runner(&config.settings)?);
     Ok((options, to_build))
 }
 
@@ -136,8 +136,21 @@ pub async fn build_cache(
 
 /// What runs CodeAct programs: monty, in this process (its memory is counted by the
 /// binary's global allocator, `SandboxAllocator`).
-pub fn code_runner() -> Arc<dyn CodeRunner> {
-    Arc::new(MontyRunner::new())
+#[cfg(feature = "codeact")]
+pub fn code_runner(_: &Settings) -> anyhow::Result<Option<Arc<dyn CodeRunner>>> {
+    Ok(Some(Arc::new(toolsearch_codeact::MontyRunner::new())))
+}
+
+/// This build runs no programs: a config that enables CodeAct is refused, by name.
+#[cfg(not(feature = "codeact"))]
+pub fn code_runner(settings: &Settings) -> anyhow::Result<Option<Arc<dyn CodeRunner>>> {
+    if settings.codeact.enabled {
+        anyhow::bail!(
+            "[codeact] is enabled, but this toolsearch was built without CodeAct (cargo feature \
+             codeact): set codeact.enabled = false, or rebuild with the feature"
+        );
+    }
+    Ok(None)
 }
 
 /// The skills catalog of the config's `skills` folders, when it names any.

@@ -1,17 +1,22 @@
 #![warn(missing_docs)]
 #![doc = include_str!("../README.md")]
 
+#[cfg(feature = "local-model")]
 mod bert;
+#[cfg(feature = "local-model")]
 mod cpu;
 mod endpoint;
+#[cfg(feature = "local-model")]
 mod local;
+#[cfg(feature = "local-model")]
 mod matmul;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use endpoint::EndpointEmbedder;
+#[cfg(feature = "local-model")]
 pub use local::{DEFAULT_MAX_TOKENS, LocalModel, Pooling};
 use toolsearch::Settings;
 use toolsearch::config::{EmbeddingSettings, SearchMethod, Surface};
@@ -92,7 +97,22 @@ pub fn load(settings: &EmbeddingSettings) -> Result<Arc<dyn Embedder>, LoadError
              endpoint"
         )));
     };
-    Ok(Arc::new(LocalModel::load_with(&dir, settings.max_tokens)?))
+    local_model(&dir, settings)
+}
+
+#[cfg(feature = "local-model")]
+fn local_model(dir: &Path, settings: &EmbeddingSettings) -> Result<Arc<dyn Embedder>, LoadError> {
+    Ok(Arc::new(LocalModel::load_with(dir, settings.max_tokens)?))
+}
+
+#[cfg(not(feature = "local-model"))]
+fn local_model(dir: &Path, _: &EmbeddingSettings) -> Result<Arc<dyn Embedder>, LoadError> {
+    Err(LoadError::new(format!(
+        "this toolsearch was built without a local encoder (cargo feature local-model), so the \
+         model in {} cannot run: set [search.semantic] url to an OpenAI-compatible \
+         /v1/embeddings endpoint, or rebuild with the feature",
+        dir.display()
+    )))
 }
 
 /// The embedder and cache for searching with `method`, when it needs them (`semantic`,

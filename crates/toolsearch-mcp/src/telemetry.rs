@@ -8,17 +8,23 @@
 //! runtime has stopped: the exporter's HTTP client is blocking and runs on the batch
 //! processor's own thread, so that exporting never waits on a gateway task.
 
+#[cfg(feature = "otel")]
 use std::time::Duration;
 
+#[cfg(feature = "otel")]
 use opentelemetry::trace::TracerProvider as _;
+#[cfg(feature = "otel")]
 use opentelemetry_otlp::{Protocol, WithExportConfig};
+#[cfg(feature = "otel")]
 use opentelemetry_sdk::Resource;
+#[cfg(feature = "otel")]
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use toolsearch::config::TelemetryConfig;
 use tracing_subscriber::Layer;
 use tracing_subscriber::registry::LookupSpan;
 
 /// How long one export may take before it is given up.
+#[cfg(feature = "otel")]
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Why traces cannot be set up.
@@ -33,9 +39,35 @@ pub struct TelemetryError {
 /// spans not yet exported.
 #[derive(Debug)]
 pub struct Telemetry {
+    #[cfg(feature = "otel")]
     provider: SdkTracerProvider,
 }
 
+#[cfg(not(feature = "otel"))]
+impl Telemetry {
+    /// This build records no traces (the `otel` cargo feature is off): `[telemetry]` is refused.
+    pub fn start(config: &TelemetryConfig) -> Result<Self, TelemetryError> {
+        Err(TelemetryError {
+            endpoint: config.traces_url(),
+            message: "this toolsearch was built without traces (cargo feature otel): remove \
+                      [telemetry], or rebuild with the feature"
+                .into(),
+        })
+    }
+
+    /// Records nothing.
+    pub fn layer<S>(&self) -> impl Layer<S> + use<S>
+    where
+        S: tracing::Subscriber + for<'span> LookupSpan<'span>,
+    {
+        tracing_subscriber::layer::Identity::new()
+    }
+
+    /// Nothing to export.
+    pub fn shutdown(self) {}
+}
+
+#[cfg(feature = "otel")]
 impl Telemetry {
     /// Starts the exporter for `config`, and sets the W3C trace-context propagator.
     pub fn start(config: &TelemetryConfig) -> Result<Self, TelemetryError> {

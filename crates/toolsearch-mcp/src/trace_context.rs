@@ -11,14 +11,18 @@ use std::sync::Arc;
 
 use futures_util::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
+#[cfg(feature = "otel")]
 use opentelemetry::propagation::TextMapPropagator;
+#[cfg(feature = "otel")]
 use opentelemetry::trace::TraceContextExt;
+#[cfg(feature = "otel")]
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestParamsMeta};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
+#[cfg(feature = "otel")]
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::wire_fields::{PostResult, WireFields};
@@ -32,6 +36,7 @@ tokio::task_local! {
 }
 
 /// Sets the global propagator to W3C trace context.
+#[cfg(feature = "otel")]
 pub(crate) fn install_propagator() {
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
 }
@@ -66,12 +71,17 @@ pub(crate) fn incoming(meta: Option<&str>, headers: Option<&http::HeaderMap>) ->
 }
 
 /// Makes `traceparent` the parent of `span` (when traces are recorded; otherwise a no-op).
+#[cfg(feature = "otel")]
 pub(crate) fn set_parent(span: &tracing::Span, traceparent: Option<&str>) {
     let Some(tp) = traceparent else { return };
     let carrier = HashMap::from([(TRACEPARENT.to_owned(), tp.to_owned())]);
     let cx = TraceContextPropagator::new().extract(&carrier);
     let _ = span.set_parent(cx);
 }
+
+/// Without traces in the build, spans have no parent to set.
+#[cfg(not(feature = "otel"))]
+pub(crate) fn set_parent(_: &tracing::Span, _: Option<&str>) {}
 
 /// Runs `f` with `traceparent` as the caller's, for [`outgoing`]. Without one, `f` runs as it
 /// is (outside any scope [`outgoing`] finds nothing either), sparing each of its polls the
@@ -86,15 +96,23 @@ pub(crate) async fn scoped<F: Future>(traceparent: Option<String>, f: F) -> F::O
 /// The `traceparent` to send with a call made now: the current span's when traces are
 /// recorded, else the caller's as it came (if any).
 pub(crate) fn outgoing() -> Option<String> {
+    #[cfg(feature = "otel")]
+    if let Some(tp) = current_span_traceparent() {
+        return Some(tp);
+    }
+    INCOMING.try_with(Clone::clone).ok().flatten()
+}
+
+/// The current span's `traceparent`, when traces are recorded.
+#[cfg(feature = "otel")]
+fn current_span_traceparent() -> Option<String> {
     let cx = tracing::Span::current().context();
     if cx.span().span_context().is_valid() {
         let mut carrier = HashMap::new();
         TraceContextPropagator::new().inject_context(&cx, &mut carrier);
-        if let Some(tp) = carrier.remove(TRACEPARENT) {
-            return Some(tp);
-        }
+        return carrier.remove(TRACEPARENT);
     }
-    INCOMING.try_with(Clone::clone).ok().flatten()
+    None
 }
 
 /// The `traceparent` a message's `_meta` carries (requests with params only).

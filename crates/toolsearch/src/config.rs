@@ -4,6 +4,7 @@ mod access;
 mod access_file;
 mod codeact;
 mod file;
+mod range;
 mod raw;
 mod search_settings;
 mod settings;
