@@ -11,7 +11,7 @@ use clap::Args;
 use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::config::{SearchMethod, load_config};
 use toolsearch::eval::{EvalError, Report, Split, evaluate, load_queries, recall_plot_svg};
-use toolsearch::search::semantic::SemanticSearch;
+use toolsearch::search::semantic::Embeddings;
 use toolsearch::{Query, SearchIndex, Searcher, Settings, Snapshot};
 
 #[derive(Debug, Args)]
@@ -333,7 +333,7 @@ pub fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
     let loading = Instant::now();
     let embedder = toolsearch_embed::load(&settings.semantic)?;
     let load_ms = loading.elapsed().as_secs_f64() * 1e3;
-    let semantic = SemanticSearch::open(embedder, &settings.semantic, false)?;
+    let semantic = Embeddings::open(embedder, &settings.semantic, false)?;
     let bar = crate::progress::tools_bar("embedding");
     let started = Instant::now();
     let (vectors, embedded) = semantic.index(dir, &mut |done, todo| {

@@ -16,7 +16,7 @@ use toolsearch::config::load_config;
 use toolsearch_mcp::http::{ConnectionLimits, HttpOptions, serve_http};
 use toolsearch_mcp::replica::replica_name_problem;
 use toolsearch_mcp::telemetry::Telemetry;
-use toolsearch_mcp::{Authenticator, Gateway, GatewayServer, serve_ops};
+use toolsearch_mcp::{Authenticator, Gateway, GatewayServer, serve_metrics_listener};
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -101,7 +101,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         let watcher = reloader.spawn_watch();
         let ops = match metrics {
             Some(addr) => {
-                let ops = serve_ops(gateway.clone(), addr)
+                let ops = serve_metrics_listener(gateway.clone(), addr)
                     .await
                     .with_context(|| format!("--metrics: listening on {addr}"))?;
                 eprintln!("toolsearch: serving /metrics, /healthz and /readyz on http://{}/", ops.local_addr);

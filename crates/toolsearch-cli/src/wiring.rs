@@ -80,7 +80,7 @@ pub async fn serve_options(
     config: &Config,
 ) -> anyhow::Result<(
     GatewayOptions,
-    Option<Arc<toolsearch::search::semantic::SemanticSearch>>,
+    Option<Arc<toolsearch::search::semantic::Embeddings>>,
 )> {
     let settings = config.settings.clone();
     let semantic = tokio::task::spawn_blocking(move || {
@@ -103,7 +103,7 @@ pub async fn serve_options(
 /// failed once), with progress on stderr; searches before it is done embed what they need.
 pub async fn build_cache(
     gateway: Arc<Gateway>,
-    semantic: Arc<toolsearch::search::semantic::SemanticSearch>,
+    semantic: Arc<toolsearch::search::semantic::Embeddings>,
 ) {
     gateway.settled().await;
     let snapshot = gateway.engine().snapshot();

@@ -21,7 +21,7 @@ use toolsearch::SearchIndex;
 use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::eval::{Split, load_queries, tool_key};
 use toolsearch::search::Corpus;
-use toolsearch::search::semantic::{SemanticSearch, tool_text};
+use toolsearch::search::semantic::{Embeddings, tool_text};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
@@ -30,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     std::fs::create_dir_all(out)?;
     let settings = common::settings();
-    let sem = SemanticSearch::open(
+    let sem = Embeddings::open(
         toolsearch_embed::load(&settings.semantic)?,
         &settings.semantic,
         false,

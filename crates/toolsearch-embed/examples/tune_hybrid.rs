@@ -15,7 +15,7 @@ use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::config::{Fusion, HybridParams};
 use toolsearch::eval::{DEPTH, Scorer, Split, load_queries, tool_key};
 use toolsearch::search::hybrid::{self, fuse};
-use toolsearch::search::semantic::SemanticSearch;
+use toolsearch::search::semantic::Embeddings;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let max: usize = std::env::args()
@@ -24,7 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = common::root();
     let settings = common::settings();
     let embedder = toolsearch_embed::load(&settings.semantic)?;
-    let sem = SemanticSearch::open(embedder, &settings.semantic, false)?;
+    let sem = Embeddings::open(embedder, &settings.semantic, false)?;
     let mut grid = vec![];
     for w in [0.5f32, 0.6, 0.67, 0.75] {
         for confidence_scale in [0.7f32, 1.0, 1.4, 2.0, 2.8] {

@@ -20,7 +20,7 @@ pub use endpoint::EndpointEmbedder;
 pub use local::{DEFAULT_MAX_TOKENS, LocalModel, Pooling};
 use toolsearch::Settings;
 use toolsearch::config::{EmbeddingSettings, SearchMethod, Surface};
-use toolsearch::search::semantic::{Embedder, SemanticSearch};
+use toolsearch::search::semantic::{Embedder, Embeddings};
 
 /// Why an embedder could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -122,17 +122,17 @@ fn local_model(dir: &Path, _: &EmbeddingSettings) -> Result<Arc<dyn Embedder>, L
 pub fn semantic_search(
     settings: &Settings,
     method: SearchMethod,
-) -> Result<Option<Arc<SemanticSearch>>, LoadError> {
+) -> Result<Option<Arc<Embeddings>>, LoadError> {
     semantic_search_with(settings, method, true).map(|s| s.map(|(s, _)| s))
 }
 
 /// [`semantic_search`], with no cache needed: an empty one is made when there is none, and
 /// `true` beside it says so (the tools are embedded at their first dense search, unless the
-/// caller builds it first with [`SemanticSearch::index`]).
+/// caller builds it first with [`Embeddings::index`]).
 pub fn semantic_search_building(
     settings: &Settings,
     method: SearchMethod,
-) -> Result<Option<(Arc<SemanticSearch>, bool)>, LoadError> {
+) -> Result<Option<(Arc<Embeddings>, bool)>, LoadError> {
     semantic_search_with(settings, method, false)
 }
 
@@ -140,7 +140,7 @@ fn semantic_search_with(
     settings: &Settings,
     method: SearchMethod,
     require_cache: bool,
-) -> Result<Option<(Arc<SemanticSearch>, bool)>, LoadError> {
+) -> Result<Option<(Arc<Embeddings>, bool)>, LoadError> {
     let dense = matches!(method, SearchMethod::Semantic | SearchMethod::Hybrid);
     let per_call = settings.surface == Surface::Capabilities
         && (settings.semantic.model.is_some() || settings.semantic.url.is_some());
@@ -148,7 +148,7 @@ fn semantic_search_with(
         return Ok(None);
     }
     let embedder = load(&settings.semantic)?;
-    let search = SemanticSearch::open(embedder, &settings.semantic, require_cache)
+    let search = Embeddings::open(embedder, &settings.semantic, require_cache)
         .map_err(|e| LoadError::new(e.to_string()))?;
     // A cache made now has no file yet.
     let missing = !search.cache_path().exists();

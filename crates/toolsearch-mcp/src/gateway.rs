@@ -12,8 +12,10 @@
 
 mod clients;
 pub(crate) use clients::Follower;
+mod options;
 mod reload;
 mod source;
+mod state;
 mod supervise;
 
 use parking_lot::Mutex;
@@ -23,17 +25,15 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
-use toolsearch::codeact::CodeRunner;
 use toolsearch::config::{AccessConfig, Config, DEFAULT_STARTUP_WAIT, SourceKind};
 use toolsearch::policy::{CLIENT_PATH, Policy, ToolGlobs};
-use toolsearch::search::semantic::SemanticSearch;
-use toolsearch::skills::Skills;
-use toolsearch::{Engine, EngineError, SourceTools, ToolDef};
+use toolsearch::{Engine, EngineError, SourceTools};
 
 use crate::approval::Waiting;
 use crate::awaiting_input::AwaitingInput;
 use crate::metrics::Metrics;
 use crate::upstream::{Upstream, UpstreamEvent};
+pub use options::GatewayOptions;
 pub use reload::{ReloadError, Reloaded};
 use source::{Origin, SourceState};
 use supervise::{follow, supervise};
@@ -81,50 +81,6 @@ pub enum GatewayError {
     /// A source kind this build does not know.
     #[error("source {0:?}: this kind of source is not supported")]
     Unsupported(String),
-}
-
-/// What the gateway takes from its caller beside the config: the embedder and cache of
-/// `semantic` and `hybrid` search, and the skills catalog of the `capabilities` surface (the
-/// binary loads both from the config).
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct GatewayOptions {
-    /// The embedder and cache; needed when the config's method is `semantic` or `hybrid`.
-    pub semantic: Option<Arc<SemanticSearch>>,
-    /// The skills catalog; needed when the config names `skills` folders.
-    pub skills: Option<Arc<Skills>>,
-    /// What runs CodeAct programs; needed when the config enables `[codeact]`.
-    pub code_runner: Option<Arc<dyn CodeRunner>>,
-    /// Connect each upstream once and never restart it (a one-shot command that reports each
-    /// source as it stands, such as `check`); by default a failed or lost upstream is
-    /// restarted with backoff.
-    pub connect_once: bool,
-}
-
-impl GatewayOptions {
-    /// Sets the embedder and cache.
-    pub fn with_semantic(mut self, semantic: Option<Arc<SemanticSearch>>) -> Self {
-        self.semantic = semantic;
-        self
-    }
-
-    /// Sets what runs CodeAct programs.
-    pub fn with_code_runner(mut self, runner: Option<Arc<dyn CodeRunner>>) -> Self {
-        self.code_runner = runner;
-        self
-    }
-
-    /// Sets the skills catalog.
-    pub fn with_skills(mut self, skills: Option<Arc<Skills>>) -> Self {
-        self.skills = skills;
-        self
-    }
-
-    /// Connects each upstream once, never restarting it (see [`Self::connect_once`]).
-    pub fn connecting_once(mut self) -> Self {
-        self.connect_once = true;
-        self
-    }
 }
 
 /// How one source stands.
@@ -528,99 +484,6 @@ impl Gateway {
                 connecting: s.connecting,
             })
             .collect()
-    }
-
-    /// Applies `change` to one source's state, then swaps in a new snapshot.
-    fn update(&self, name: &str, change: impl FnOnce(&mut SourceState)) {
-        {
-            let mut states = self.states.lock();
-            let Some(state) = states.iter_mut().find(|s| s.config.name == name) else {
-                return;
-            };
-            change(state);
-        }
-        if let Err(e) = self.rebuild() {
-            tracing::error!(source = %name, error = %e, "new tool list rejected; keeping the previous snapshot");
-        }
-    }
-
-    /// Swaps in a snapshot of every source as it stands.
-    fn rebuild(&self) -> Result<(), EngineError> {
-        let all: Vec<SourceTools> = self
-            .states
-            .lock()
-            .iter()
-            .flat_map(SourceState::sources)
-            .collect();
-        self.engine.reload(all)
-    }
-
-    /// A re-listing of a connected upstream's tools.
-    fn set_tools(&self, name: &str, new_tools: Vec<ToolDef>) {
-        self.update(name, |s| {
-            if let Origin::Upstream { tools, .. } = &mut s.origin {
-                *tools = new_tools;
-            }
-            s.status = Ok(());
-        });
-    }
-
-    /// An upstream (re)connected, with its tools.
-    fn set_connected(&self, name: &str, new_tools: Vec<ToolDef>) {
-        let mut was_connecting = false;
-        self.update(name, |s| {
-            if let Origin::Upstream { tools, .. } = &mut s.origin {
-                *tools = new_tools;
-            }
-            s.status = Ok(());
-            was_connecting = std::mem::take(&mut s.connecting);
-        });
-        if was_connecting {
-            self.settling.send_modify(|n| *n = n.saturating_sub(1));
-        }
-        // A (re)connected upstream may offer other resources and prompts than before.
-        self.resources_changed.send_modify(|v| *v += 1);
-        self.prompts_changed.send_modify(|v| *v += 1);
-    }
-
-    fn set_down(&self, name: &str, reason: String) {
-        let already = self.states.lock().iter().any(|s| {
-            s.config.name == name && !s.connecting && s.status.as_ref().err() == Some(&reason)
-        });
-        if already {
-            return;
-        }
-        let mut was_connecting = false;
-        let mut was_up = false;
-        self.update(name, |s| {
-            was_up = s.status.is_ok();
-            s.status = Err(reason);
-            was_connecting = std::mem::take(&mut s.connecting);
-        });
-        if was_connecting {
-            self.settling.send_modify(|n| *n = n.saturating_sub(1));
-        }
-        if was_up {
-            self.resources_changed.send_modify(|v| *v += 1);
-            self.prompts_changed.send_modify(|v| *v += 1);
-        }
-    }
-
-    /// Re-lists one upstream's tools and swaps in a new snapshot.
-    pub async fn refresh(&self, name: &str) {
-        let Some(upstream) = self.upstream(name) else {
-            return;
-        };
-        if !upstream.is_connected().await {
-            tracing::debug!(source = %name, "tool list change from a closed connection; ignored");
-            return;
-        }
-        match upstream.list_tools().await {
-            Ok(tools) => self.set_tools(name, tools),
-            Err(e) => {
-                tracing::warn!(source = %name, error = %e, "tools/list after a change failed")
-            }
-        }
     }
 
     /// Stops supervising and closes every upstream connection, all at once: a stdio child gets

@@ -21,7 +21,7 @@
 //   json_answer               — an HTTP answer of one message sent as JSON, not as a stream
 //   json_errors               — a plain-text HTTP error to a request made a JSON-RPC error
 //   session_owners, in_progress — who opened each HTTP session; the ids in progress in each
-//   http, ops                 — the HTTP transport the server is served on; the operator's listener
+//   http, metrics_listener    — the HTTP transport the server is served on; the operator's listener
 
 mod accept;
 mod approval;
@@ -40,8 +40,8 @@ mod json_errors;
 mod jsonrpc;
 mod line_writer;
 pub mod metrics;
+pub mod metrics_listener;
 mod offered;
-pub mod ops;
 mod passthrough;
 pub mod replica;
 pub mod scrape;
@@ -59,7 +59,7 @@ pub use auth::{Authenticator, CallerIdentity};
 pub use gateway::{Gateway, GatewayError, GatewayOptions, SourceStatus};
 pub use http::{HttpOptions, HttpServer, serve_http};
 pub use metrics::Metrics;
-pub use ops::{OpsServer, serve_ops};
+pub use metrics_listener::{MetricsListener, serve_metrics_listener};
 pub use secrets::MissingSecret;
 pub use server::GatewayServer;
 pub use stdio::JsonRpcStdio;

@@ -23,7 +23,7 @@ use toolsearch::Settings;
 use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::config::SearchMethod;
 use toolsearch::eval::{DEPTH, Report, Scorer, Split, load_queries, tool_key};
-use toolsearch::search::semantic::SemanticSearch;
+use toolsearch::search::semantic::Embeddings;
 use toolsearch::{Query, SearchIndex, Searcher};
 
 fn root() -> PathBuf {
@@ -71,7 +71,7 @@ fn main() {
         let _ = std::fs::remove_dir_all(&cache);
         settings.semantic.cache_dir = Some(cache.clone());
         let embedder = toolsearch_embed::load(&settings.semantic).expect("model");
-        let sem = SemanticSearch::open(embedder, &settings.semantic, false).expect("cache");
+        let sem = Embeddings::open(embedder, &settings.semantic, false).expect("cache");
         let sources = load_catalog_file(&catalog)
             .expect("catalog")
             .into_sources(set, false);

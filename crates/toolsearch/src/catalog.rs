@@ -92,6 +92,10 @@ pub fn empty_object_schema() -> Map<String, Value> {
 /// (`codeact` on a `[[source]]`), never a side effect of grouping. Tools stay callable through
 /// `call_tool` either way.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[expect(
+    clippy::exhaustive_enums,
+    reason = "closed by the contract (docs/reference.md): callers match every value"
+)]
 pub enum CodeActTools {
     /// None of them (the default); tools marked one by one keep their own choice.
     #[default]
@@ -135,6 +139,10 @@ impl GroupSpec {
 
 /// How a source's tools reach the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[expect(
+    clippy::exhaustive_enums,
+    reason = "closed by the contract (docs/reference.md): callers match every value"
+)]
 pub enum Presentation {
     /// Behind the controls, in a group.
     Group(GroupSpec),

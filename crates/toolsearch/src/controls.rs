@@ -17,7 +17,7 @@ use crate::catalog::{Directory, View, Visibility};
 use crate::config::{Settings, Surface};
 use crate::error::{ErrorCode, ToolError};
 use crate::outcome::Outcome;
-use crate::search::semantic::SemanticSearch;
+use crate::search::semantic::Embeddings;
 use crate::search::{SearchIndex, Searcher};
 use crate::skills::Skills;
 
@@ -33,7 +33,7 @@ pub struct Context<'a> {
     /// The settings.
     pub settings: &'a Settings,
     /// The embedder of `semantic` and `hybrid`.
-    pub semantic: Option<&'a SemanticSearch>,
+    pub semantic: Option<&'a Embeddings>,
     /// The skills catalog and its indexes (`capabilities` surface).
     pub skills: Option<(&'a Skills, &'a SearchIndex)>,
     /// The caller's catalog (`None`: every tool).
@@ -65,7 +65,7 @@ impl<'a> Context<'a> {
     }
 
     /// Sets the embedder.
-    pub fn with_semantic(mut self, semantic: Option<&'a SemanticSearch>) -> Self {
+    pub fn with_semantic(mut self, semantic: Option<&'a Embeddings>) -> Self {
         self.semantic = semantic;
         self
     }
@@ -84,6 +84,7 @@ impl<'a> Context<'a> {
 
 /// What a control returns to the model: compact JSON, flagged when it is an error result.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ControlOutput {
     /// The result, compact UTF-8 JSON.
     pub json: String,
@@ -99,6 +100,7 @@ pub struct ControlOutput {
 /// How a discovery control's search went: the method that ranked and whether it found
 /// anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Searched {
     /// The method that ranked (an empty query browses by the keyword rules).
     pub method: crate::config::SearchMethod,

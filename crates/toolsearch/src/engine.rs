@@ -33,7 +33,7 @@ use crate::controls::{self, ControlOutput, ToolDefinition};
 use crate::dispatch::{AuditSink, CallPath, Observer, RateLimiter};
 use crate::exec::{CallResult, Session};
 use crate::policy::Policy;
-use crate::search::semantic::SemanticSearch;
+use crate::search::semantic::Embeddings;
 use crate::search::{Query, SearchError, SearchIndex, Searcher};
 use crate::skills::Skills;
 
@@ -46,7 +46,7 @@ pub struct Engine {
     session: Arc<Session>,
     /// Bumped whenever a reload changes the model-facing tool list.
     tools_changed: tokio::sync::watch::Sender<u64>,
-    semantic: Option<Arc<SemanticSearch>>,
+    semantic: Option<Arc<Embeddings>>,
     skills: Option<Arc<SkillSet>>,
     runner: Option<Arc<dyn CodeRunner>>,
     policy: Policy,
@@ -66,7 +66,7 @@ struct SkillSet {
 fn run_discovery(
     snap: &Snapshot,
     settings: &Settings,
-    semantic: Option<&SemanticSearch>,
+    semantic: Option<&Embeddings>,
     skills: Option<&SkillSet>,
     visible: Option<&Visibility>,
     control: controls::Control,
@@ -96,7 +96,7 @@ impl Engine {
     }
 
     /// The embedder and cache of `semantic` and `hybrid`, when set.
-    pub fn semantic_search(&self) -> Option<&Arc<SemanticSearch>> {
+    pub fn semantic_search(&self) -> Option<&Arc<Embeddings>> {
         self.semantic.as_ref()
     }
 

@@ -82,6 +82,7 @@ impl std::fmt::Display for ErrorCode {
 
 /// A tool error result. Serialized with `isError`, `error` and `message` first, then the extras.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolError {
     /// Machine-readable code.
     pub code: ErrorCode,

@@ -25,7 +25,8 @@ pub const DEPTH: usize = 20;
 
 /// One evaluation query.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Query {
+#[non_exhaustive]
+pub struct LabelledQuery {
     /// Its id.
     pub id: String,
     /// The text searched.
@@ -36,6 +37,7 @@ pub struct Query {
 
 /// A problem with a queries file.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EvalError {
     /// The file cannot be read.
     #[error("cannot read {file}: {source}")]
@@ -66,6 +68,10 @@ pub enum EvalError {
 
 /// Which queries to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[expect(
+    clippy::exhaustive_enums,
+    reason = "closed by the contract (docs/reference.md): callers match every value"
+)]
 pub enum Split {
     /// All of them.
     #[default]
@@ -99,7 +105,7 @@ impl Split {
 }
 
 /// Reads a `queries.jsonl` file (blank lines skipped), keeping the queries of `split`.
-pub fn load_queries(path: &Path, split: Split) -> Result<Vec<Query>, EvalError> {
+pub fn load_queries(path: &Path, split: Split) -> Result<Vec<LabelledQuery>, EvalError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io {
         file: file.clone(),
@@ -110,7 +116,7 @@ pub fn load_queries(path: &Path, split: Split) -> Result<Vec<Query>, EvalError> 
         if line.trim().is_empty() {
             continue;
         }
-        let q: Query = serde_json::from_str(line).map_err(|e| EvalError::Line {
+        let q: LabelledQuery = serde_json::from_str(line).map_err(|e| EvalError::Line {
             file: file.clone(),
             line: i + 1,
             message: format!("not a query object {{\"id\", \"query\", \"relevant\"}}: {e}"),
@@ -124,6 +130,7 @@ pub fn load_queries(path: &Path, split: Split) -> Result<Vec<Query>, EvalError> 
 
 /// The scores of one method on one query set.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Report {
     /// The method.
     pub method: String,
@@ -267,6 +274,7 @@ impl Scorer {
 /// One query's ranking as `eval --rankings` writes it: what was asked, what is relevant, what
 /// came first, and where each relevant tool came.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Ranking<'a> {
     /// The method that ranked.
     pub method: &'a str,
@@ -283,7 +291,7 @@ pub struct Ranking<'a> {
 
 impl<'a> Ranking<'a> {
     /// The ranking of `query` by `method`, from its ranked `group/tool` ids.
-    pub fn new(method: &'a str, query: &'a Query, ranked: &'a [String]) -> Self {
+    pub fn new(method: &'a str, query: &'a LabelledQuery, ranked: &'a [String]) -> Self {
         let depth = ranked.len().min(DEPTH);
         Self {
             method,
@@ -324,7 +332,7 @@ impl<'a> Ranking<'a> {
 pub fn evaluate(
     search: &Searcher<'_, Directory>,
     method: SearchMethod,
-    queries: &[Query],
+    queries: &[LabelledQuery],
     build_ms: f64,
     mut seen: impl FnMut(Ranking<'_>) -> std::io::Result<()>,
 ) -> Result<Report, EvalError> {
@@ -436,8 +444,8 @@ pub fn recall_plot_svg(reports: &[Report], title: &str) -> String {
 mod tests {
     use super::*;
 
-    fn query(relevant: &[&str]) -> Query {
-        Query {
+    fn query(relevant: &[&str]) -> LabelledQuery {
+        LabelledQuery {
             id: "q1".to_owned(),
             query: "find it".to_owned(),
             relevant: relevant.iter().map(|r| (*r).to_owned()).collect(),

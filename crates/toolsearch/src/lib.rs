@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
+#![warn(clippy::exhaustive_structs, clippy::exhaustive_enums)]
 // Layers, bottom to top; each module imports only the ones above it in this list
 // (docs/architecture.md; `tests/layers.rs` checks it).
 //   text, page, parallel  — text and paging helpers

@@ -13,6 +13,9 @@ mod index;
 pub mod int8;
 pub mod keyword;
 mod ranking;
+// The exhaustive ranking the tests and benchmarks compare the indexes against: not part of the
+// API.
+#[doc(hidden)]
 pub mod reference;
 pub mod semantic;
 pub mod sentences;
@@ -27,7 +30,7 @@ use std::ops::Range;
 
 use crate::catalog::{ToolId, Visibility};
 use crate::config::{SearchMethod, Settings};
-use semantic::SemanticSearch;
+use semantic::Embeddings;
 
 /// Searchable fields of the keyword ranking, in priority order (docs/reference.md,
 /// `discover_tools` rule 4).
@@ -77,7 +80,7 @@ pub struct Searcher<'a, C: Corpus + ?Sized> {
     corpus: &'a C,
     index: &'a SearchIndex,
     settings: &'a Settings,
-    semantic: Option<&'a SemanticSearch>,
+    semantic: Option<&'a Embeddings>,
 }
 
 impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
@@ -86,7 +89,7 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
         corpus: &'a C,
         index: &'a SearchIndex,
         settings: &'a Settings,
-        semantic: Option<&'a SemanticSearch>,
+        semantic: Option<&'a Embeddings>,
     ) -> Self {
         Self {
             corpus,

@@ -33,6 +33,7 @@ pub struct Skill {
 /// Why skills could not be loaded: every problem, each with its file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("skills: {}", .0.join("; "))]
+#[non_exhaustive]
 pub struct SkillsError(pub Vec<String>);
 
 /// A loaded skills catalog.

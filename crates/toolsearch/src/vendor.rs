@@ -25,6 +25,10 @@ pub const DEFAULT_LIMIT: usize = 5;
 
 /// A vendor's wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[expect(
+    clippy::exhaustive_enums,
+    reason = "closed by the contract (docs/reference.md): callers match every value"
+)]
 pub enum Format {
     /// Anthropic Messages API: `defer_loading` tools, `tool_reference` blocks.
     Anthropic,
@@ -52,6 +56,7 @@ impl fmt::Display for Format {
 /// A format name that is neither `anthropic` nor `openai`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown format {0:?}: use anthropic or openai")]
+#[non_exhaustive]
 pub struct UnknownFormat(pub String);
 
 impl FromStr for Format {

@@ -126,6 +126,7 @@ pub struct Directory {
 
 /// Everything wrong with a set of sources, each problem with its location.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub struct DirectoryError {
     /// `(location, problem)` pairs, in source order.
     pub problems: Vec<(String, String)>,

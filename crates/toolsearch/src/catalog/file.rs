@@ -46,6 +46,7 @@ impl CatalogFile {
 
 /// Why a catalog file could not be loaded.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CatalogFileError {
     /// The file could not be read.
     #[error("{file}: cannot read: {source}")]

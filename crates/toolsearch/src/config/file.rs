@@ -65,6 +65,7 @@ pub const DEFAULT_STARTUP_WAIT: std::time::Duration = std::time::Duration::from_
 
 /// Why a config could not be used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The file could not be read.
     #[error("{file}: cannot read: {source}")]

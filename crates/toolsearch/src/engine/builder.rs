@@ -14,11 +14,12 @@ use crate::dispatch::{Approval, AuditSink, CallInfo, CallPath, Observer, RateLim
 use crate::exec::Session;
 use crate::policy::{Policy, ToolGlobs};
 use crate::search::SearchIndex;
-use crate::search::semantic::SemanticSearch;
+use crate::search::semantic::Embeddings;
 use crate::skills::Skills;
 
 /// Why an engine could not be built.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EngineError {
     /// Invalid settings.
     #[error("{}", .0.join("; "))]
@@ -41,7 +42,7 @@ pub struct EngineBuilder {
     settings: Settings,
     sources: Vec<SourceTools>,
     path: CallPath,
-    semantic: Option<Arc<SemanticSearch>>,
+    semantic: Option<Arc<Embeddings>>,
     skills: Option<Arc<Skills>>,
     runner: Option<Arc<dyn CodeRunner>>,
     policy: Policy,
@@ -116,7 +117,7 @@ impl EngineBuilder {
     }
 
     /// Sets the embedder and cache that the `semantic` and `hybrid` methods search with.
-    pub fn semantic(mut self, semantic: Arc<SemanticSearch>) -> Self {
+    pub fn semantic(mut self, semantic: Arc<Embeddings>) -> Self {
         self.semantic = Some(semantic);
         self
     }

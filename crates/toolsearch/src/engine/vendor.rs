@@ -21,6 +21,7 @@ use crate::vendor::{self, ExportError, Format, SEARCH_TOOL, SearchRequest};
 
 /// A vendor-format answer: the JSON the model receives, and whether it reports an error.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct VendorReply {
     /// Anthropic: the `content` of a `tool_result`. OpenAI: a `tool_search_output` or
     /// `function_call_output` item (a malformed search request: the error object).

@@ -57,6 +57,7 @@ pub struct Bm25Index {
 
 /// How one query term contributed to one tool's score.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct TermExplanation {
     /// The index term (stemmed).
     pub term: String,
@@ -74,6 +75,7 @@ pub struct TermExplanation {
 
 /// Why a tool got its score.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Explanation {
     /// The total (the sum of the terms' scores).
     pub score: f32,

@@ -29,6 +29,7 @@ const MAGIC_F32: &[u8; 8] = b"TSEMB001";
 
 /// Why a cache file could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CacheError {
     /// Reading or writing failed.
     #[error("embedding cache {path}: {source}")]

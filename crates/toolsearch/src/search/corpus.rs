@@ -8,6 +8,7 @@ use crate::skills::Skills;
 
 /// The searchable fields of one document.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Doc<'a> {
     /// Its name (a tool's local name, a skill's id).
     pub name: &'a str,

@@ -8,7 +8,7 @@ use super::SearchError;
 use super::bm25::Bm25Index;
 use super::corpus::Corpus;
 use super::keyword::KeywordIndex;
-use super::semantic::{SemanticSearch, VectorIndex};
+use super::semantic::{Embeddings, VectorIndex};
 use crate::config::Bm25Params;
 
 /// Every index of one corpus snapshot. Built over a corpus, used only with that corpus.
@@ -53,7 +53,7 @@ impl SearchIndex {
     pub fn vectors(
         &self,
         corpus: &(impl Corpus + ?Sized),
-        semantic: &SemanticSearch,
+        semantic: &Embeddings,
     ) -> Result<Arc<VectorIndex>, SearchError> {
         let mut slot = self.vectors.lock();
         match &*slot {

@@ -39,6 +39,7 @@ use hits::HitCache;
 /// How well one tool matches a query; greater is better. The derived order is exactly the
 /// reference's order: exact match, then keywords covered, then the bucket counts in priority order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+#[non_exhaustive]
 pub struct Rank {
     /// The trimmed query equals the tool's local or canonical name, ignoring case.
     pub exact: bool,
@@ -51,6 +52,7 @@ pub struct Rank {
 
 /// One matching tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Match {
     /// The tool.
     pub tool: ToolId,
@@ -60,6 +62,7 @@ pub struct Match {
 
 /// The outcome of one search.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Ranked {
     /// The best matches, best first; at least the requested number when that many match.
     pub matches: Vec<Match>,

@@ -69,6 +69,7 @@ impl<'q> Query<'q> {
 /// One document a scored method ranks (BM25 score, cosine, fused score), the currency of the
 /// method modules.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct Scored {
     /// The document.
     pub tool: ToolId,
@@ -78,6 +79,7 @@ pub struct Scored {
 
 /// One ranked document.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Hit {
     /// The document (a tool id, or a skill's place in its catalog).
     pub tool: ToolId,
@@ -91,6 +93,7 @@ pub struct Hit {
 
 /// The answer to a [`Query`].
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct Ranking {
     /// The best documents, best first, at most [`Query::need`].
     pub hits: Vec<Hit>,

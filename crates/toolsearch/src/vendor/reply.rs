@@ -16,6 +16,7 @@ const QUERY_MAX: usize = 2048;
 
 /// A search request: the query, how many tools, and (OpenAI) the call it answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SearchRequest {
     /// The query, trimmed.
     pub query: String,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 use toolsearch::catalog::load_catalog_file;
 use toolsearch::config::SearchMethod;
-use toolsearch::search::semantic::SemanticSearch;
+use toolsearch::search::semantic::Embeddings;
 use toolsearch::search::{Hit, Query, SearchError, SearchIndex, Searcher};
 use toolsearch::{ControlOutput, Directory, Engine, Settings, SourceTools};
 
@@ -86,7 +86,7 @@ pub const FILES: &str = r#"{"groups":[
 pub fn rank(
     dir: &Directory,
     settings: &Settings,
-    semantic: Option<&SemanticSearch>,
+    semantic: Option<&Embeddings>,
     method: SearchMethod,
     query: &str,
     k: usize,

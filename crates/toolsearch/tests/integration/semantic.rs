@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 use toolsearch::catalog::{Directory, parse_catalog};
 use toolsearch::config::{EmbeddingSettings, SearchMethod};
-use toolsearch::search::semantic::{EmbedError, Embedder, SemanticSearch, tool_text};
+use toolsearch::search::semantic::{EmbedError, Embedder, Embeddings, tool_text};
 use toolsearch::search::{Corpus, SearchError};
 use toolsearch::{Engine, Settings};
 
@@ -103,12 +103,12 @@ fn the_cache_embeds_each_text_once_and_survives_a_restart() {
     let cache = cache_dir("once");
     let settings = embedding_settings(&cache);
     let model = Arc::new(Concepts::default());
-    let missing = SemanticSearch::open(model.clone(), &settings, true).expect_err("an error");
+    let missing = Embeddings::open(model.clone(), &settings, true).expect_err("an error");
     assert!(
         missing.to_string().contains("toolsearch index"),
         "{missing}"
     );
-    let sem = SemanticSearch::open(model.clone(), &settings, false).expect("open");
+    let sem = Embeddings::open(model.clone(), &settings, false).expect("open");
     let dir = Directory::build(sources(FILES)).expect("directory");
     let mut seen = Vec::new();
     let (v, embedded) = sem
@@ -121,7 +121,7 @@ fn the_cache_embeds_each_text_once_and_survives_a_restart() {
 
     // A new process: the cache file answers; one changed tool is the only one embedded.
     let model2 = Arc::new(Concepts::default());
-    let sem2 = SemanticSearch::open(model2.clone(), &settings, true).expect("cache exists");
+    let sem2 = Embeddings::open(model2.clone(), &settings, true).expect("cache exists");
     let changed = FILES.replace("Severe weather alerts", "Severe storm alerts");
     let dir2 = Directory::build(sources(&changed)).expect("directory");
     let (v2, embedded2) = sem2.index(&dir2, &mut |_, _| {}).expect("index");
@@ -135,10 +135,10 @@ fn the_cache_embeds_each_text_once_and_survives_a_restart() {
     let _ = std::fs::remove_dir_all(&cache);
 }
 
-fn built(name: &str) -> (PathBuf, Arc<SemanticSearch>) {
+fn built(name: &str) -> (PathBuf, Arc<Embeddings>) {
     let cache = cache_dir(name);
     let settings = embedding_settings(&cache);
-    let sem = SemanticSearch::open(Arc::new(Concepts::default()), &settings, false).expect("open");
+    let sem = Embeddings::open(Arc::new(Concepts::default()), &settings, false).expect("open");
     let dir = Directory::build(sources(FILES)).expect("directory");
     sem.index(&dir, &mut |_, _| {}).expect("index");
     (cache, Arc::new(sem))
@@ -186,7 +186,7 @@ fn each_sentence_of_a_question_counts_in_one_call_of_the_model() {
         let mut settings = embedding_settings(&cache);
         settings.sentences = Some(sentences);
         let model = Arc::new(Concepts::default());
-        let sem = SemanticSearch::open(model.clone(), &settings, false).expect("open");
+        let sem = Embeddings::open(model.clone(), &settings, false).expect("open");
         sem.index(&dir, &mut |_, _| {}).expect("index");
         let (calls, texts) = (
             model.calls.load(Ordering::SeqCst),
@@ -279,7 +279,7 @@ async fn a_failing_embedder_is_a_tool_error_not_a_crash() {
         fail: true,
         ..Concepts::default()
     };
-    let sem = SemanticSearch::open(Arc::new(broken), &settings, true).expect("cache exists");
+    let sem = Embeddings::open(Arc::new(broken), &settings, true).expect("cache exists");
     let engine = Engine::builder()
         .settings(Settings::default().with_method(SearchMethod::Semantic))
         .sources(sources(FILES))

@@ -18,14 +18,14 @@ use crate::accept::{ConnectionLimits, spawn_accept_loop};
 
 /// A running operations listener.
 #[derive(Debug)]
-pub struct OpsServer {
+pub struct MetricsListener {
     /// The bound address (the port is real even when 0 was asked).
     pub local_addr: SocketAddr,
     stop: CancellationToken,
     task: tokio::task::JoinHandle<()>,
 }
 
-impl OpsServer {
+impl MetricsListener {
     /// Stops accepting and waits for the accept loop to finish.
     pub async fn shutdown(self) {
         self.stop.cancel();
@@ -34,8 +34,11 @@ impl OpsServer {
 }
 
 /// Binds `addr` and serves the metrics and probes of `gateway` until
-/// [`OpsServer::shutdown`].
-pub async fn serve_ops(gateway: Arc<Gateway>, addr: SocketAddr) -> std::io::Result<OpsServer> {
+/// [`MetricsListener::shutdown`].
+pub async fn serve_metrics_listener(
+    gateway: Arc<Gateway>,
+    addr: SocketAddr,
+) -> std::io::Result<MetricsListener> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local_addr = listener.local_addr()?;
     let stop = CancellationToken::new();
@@ -66,7 +69,7 @@ pub async fn serve_ops(gateway: Arc<Gateway>, addr: SocketAddr) -> std::io::Resu
         ConnectionLimits::default(),
         handle,
     );
-    Ok(OpsServer {
+    Ok(MetricsListener {
         local_addr,
         stop,
         task,
