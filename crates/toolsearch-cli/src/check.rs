@@ -40,8 +40,17 @@ pub fn run(a: CheckArgs) -> anyhow::Result<ExitCode> {
         .context("starting the async runtime")?;
     runtime.block_on(async {
         // Each source is tried once: what it says the first time is the answer.
-        let options = crate::wiring::gateway_options(&config).await?;
+        // A dense method needs no embedding cache yet: `serve` builds a missing one at start.
+        let (options, unbuilt) = crate::wiring::serve_options(&config).await?;
+        let method = config.settings.method;
         let (gateway, mut statuses) = crate::wiring::connect_once(config, options, wait).await?;
+        // Static catalogs are embedded as the engine starts; upstreams' tools are not.
+        if unbuilt.is_some_and(|s| !s.cache_path().exists()) {
+            eprintln!(
+                "toolsearch: the embedding cache for {} search is not built yet: `toolsearch serve` builds it when it starts (or build it now with `toolsearch index`)",
+                method.as_str()
+            );
+        }
         // A source that connects but whose calls could never carry their context headers is
         // not ok: say so here rather than at the first call.
         for (source, problem) in gateway.context_problems() {

@@ -13,21 +13,6 @@ use toolsearch::config::Config;
 use toolsearch::skills::Skills;
 use toolsearch_mcp::gateway::{CONNECTING, Gateway, GatewayOptions, SourceStatus};
 
-/// Everything `config` needs loaded for the gateway; the embedding model loads off the async
-/// executor.
-pub async fn gateway_options(config: &Config) -> anyhow::Result<GatewayOptions> {
-    let settings = config.settings.clone();
-    let semantic = tokio::task::spawn_blocking(move || {
-        toolsearch_embed::semantic_search(&settings, settings.method)
-    })
-    .await
-    .context("loading the embedding model")??;
-    Ok(GatewayOptions::default()
-        .with_semantic(semantic)
-        .with_skills(skills(config)?)
-        .with_code_runner(code_runner(&config.settings)?))
-}
-
 /// Starts a gateway on `config` (its sources connected, no embedder), runs `f` on it, and
 /// shuts it down: the one-shot commands that read a config's catalog (`search`, `index`,
 /// `export`).
@@ -73,9 +58,10 @@ pub async fn connect_once(
     Ok((gateway, statuses))
 }
 
-/// [`gateway_options`] for `serve`: with a dense method and no embedding cache yet, an empty
-/// one instead of a refusal, and the search to build it with ([`build_cache`]) once the
-/// sources are in.
+/// Everything `config` needs loaded for the gateway (`serve`, `check`), the embedding model
+/// loaded off the async executor. With a dense method and no embedding cache yet: an empty one
+/// instead of a refusal, and the search to build it with ([`build_cache`]) once the sources
+/// are in.
 pub async fn serve_options(
     config: &Config,
 ) -> anyhow::Result<(

