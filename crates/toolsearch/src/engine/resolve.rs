@@ -330,14 +330,9 @@ impl Engine {
     /// envelope's error comes first; a target it names that the caller sees is still reached.
     fn enveloped(&self, view: View<'_>, control: &str, arguments: Value) -> Route {
         let text = |key: &str| arguments.get(key).and_then(Value::as_str);
-        let (group, tool) = (text("group"), text("tool"));
-        let target = group
-            .zip(tool)
+        let target = text("group")
+            .zip(text("tool"))
             .map(|(g, t)| controls::resolve(view, &self.settings, g, t));
-        let asked = (
-            group.map(str::to_owned),
-            tool.unwrap_or_default().to_owned(),
-        );
         let shape = envelope_shape(control, &arguments);
         let error = match (target, shape) {
             (Some(Ok(id)), shape) => {
@@ -351,10 +346,12 @@ impl Engine {
             // The shape's checks require both names.
             (None, Ok(())) => ToolError::invalid_request("", format!("{control} names no tool")),
         };
+        // Named as asked (copied only on this path).
+        let text = |key: &str| arguments.get(key).and_then(Value::as_str);
         Route::Unreached {
             error,
-            group: asked.0,
-            tool: asked.1,
+            group: text("group").map(str::to_owned),
+            tool: text("tool").unwrap_or_default().to_owned(),
         }
     }
 
