@@ -305,6 +305,22 @@ impl Gateway {
         if group.is_none() && listed_direct() {
             return;
         }
+        self.await_connecting(group, tool).await;
+    }
+
+    /// Waits until no source is still connecting, for at most `[limits] startup_wait_ms`: what
+    /// a request for upstreams' resources, prompts or completions does first, as a tool call
+    /// does, so that a client asking the instant `initialize` returns finds them.
+    pub async fn await_sources(&self) {
+        if *self.settling.borrow() == 0 {
+            return;
+        }
+        self.await_connecting(None, "").await;
+    }
+
+    /// Waits until no source of `group` (every source: `None`) is still connecting, for at most
+    /// the startup wait; `what` names the request in the log.
+    async fn await_connecting(&self, group: Option<&str>, what: &str) {
         let mut settled = self.settling.subscribe();
         let all_in = async {
             while self.connecting_in(group) {
@@ -318,7 +334,7 @@ impl Gateway {
             .is_err()
         {
             tracing::debug!(
-                tool,
+                what,
                 waited_ms = self.startup_wait.as_millis() as u64,
                 "answering while sources are still connecting"
             );

@@ -127,6 +127,7 @@ async fn list_one(
 
 /// Every connected upstream's list of `kind`, in config order.
 async fn list_all(gateway: &Gateway, session: &Arc<Session>, kind: Kind) -> Vec<Value> {
+    gateway.await_sources().await;
     let upstreams = gateway.connected_upstreams();
     let lists = futures_util::future::join_all(
         upstreams
@@ -301,6 +302,7 @@ async fn locate(
     session: &Arc<Session>,
     name: Name<'_>,
 ) -> Result<(String, String, bool), McpError> {
+    gateway.await_sources().await;
     let names = connected_names(gateway);
     let sources = names.iter().map(String::as_str);
     let offered = match name {
