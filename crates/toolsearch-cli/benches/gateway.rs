@@ -369,7 +369,7 @@ fn main() {
         // own work (validation, dispatch, conversion) on top of the same upstream hop.
         let config_text = std::fs::read_to_string(&config).expect("config");
         let in_process = toolsearch_mcp::Gateway::start(
-            toolsearch::config::parse_config("gateway.toml", &config_text, &dir).expect("config"),
+            toolsearch_mcp::config::parse_config("gateway.toml", &config_text, &dir).expect("config"),
             Default::default(),
         )
         .await

@@ -14,8 +14,8 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-use toolsearch::config::parse_config;
 use toolsearch_mcp::Gateway;
+use toolsearch_mcp::config::parse_config;
 use toolsearch_mcp::http::{HttpOptions, HttpServer, serve_http};
 
 fn main() {

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use toolsearch::config::load_config;
+use toolsearch_mcp::config::load_config;
 
 use crate::EXIT_TOOL_ERROR;
 

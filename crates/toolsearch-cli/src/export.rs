@@ -9,9 +9,9 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::Value;
 use toolsearch::catalog::{View, load_catalog_file};
-use toolsearch::config::load_config;
 use toolsearch::vendor::{self, Format};
 use toolsearch::{Engine, Settings};
+use toolsearch_mcp::config::load_config;
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {

@@ -77,7 +77,7 @@ pub fn run(a: InitArgs) -> anyhow::Result<ExitCode> {
         sources_toml::toml(&sources)
     );
     // What is written must be a valid config (a key that cannot be made one is caught here).
-    toolsearch::config::parse_config(&a.output.display().to_string(), &text, Path::new("."))
+    toolsearch_mcp::config::parse_config(&a.output.display().to_string(), &text, Path::new("."))
         .context("the config init would write is not valid")?;
     match std::fs::read_to_string(&a.output) {
         Ok(existing) if existing == text => {
@@ -139,7 +139,7 @@ fn client_file(from: &str) -> anyhow::Result<ClientFile> {
 /// Each source's description from what its server says of itself, connecting each once.
 fn describe(sources: &mut [Source], wait: std::time::Duration) -> anyhow::Result<()> {
     let text = sources_toml::toml(sources);
-    let config = toolsearch::config::parse_config("init", &text, Path::new("."))?;
+    let config = toolsearch_mcp::config::parse_config("init", &text, Path::new("."))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

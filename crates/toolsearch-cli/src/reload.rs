@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use toolsearch::config::load_config;
 use toolsearch_mcp::Gateway;
+use toolsearch_mcp::config::load_config;
 
 /// How often a watched config file is looked at.
 pub const WATCH_EVERY: Duration = Duration::from_secs(1);

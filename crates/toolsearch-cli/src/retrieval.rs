@@ -9,10 +9,11 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use clap::Args;
 use toolsearch::catalog::{Directory, load_catalog_file};
-use toolsearch::config::{SearchMethod, load_config};
+use toolsearch::config::SearchMethod;
 use toolsearch::eval::{EvalError, Report, Split, evaluate, load_queries, recall_plot_svg};
 use toolsearch::search::semantic::Embeddings;
 use toolsearch::{Query, SearchIndex, Searcher, Settings, Snapshot};
+use toolsearch_mcp::config::load_config;
 
 #[derive(Debug, Args)]
 pub struct SearchArgs {

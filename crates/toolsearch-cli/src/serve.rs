@@ -12,7 +12,7 @@ use crate::reload::Reloader;
 use anyhow::{Context, bail};
 use clap::Args;
 use rmcp::ServiceExt;
-use toolsearch::config::load_config;
+use toolsearch_mcp::config::load_config;
 use toolsearch_mcp::http::{ConnectionLimits, HttpOptions, serve_http};
 use toolsearch_mcp::replica::replica_name_problem;
 use toolsearch_mcp::telemetry::Telemetry;

@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::Context;
 use toolsearch::Settings;
 use toolsearch::codeact::CodeRunner;
-use toolsearch::config::Config;
 use toolsearch::skills::Skills;
+use toolsearch_mcp::config::Config;
 use toolsearch_mcp::gateway::{CONNECTING, Gateway, GatewayOptions, SourceStatus};
 
 /// Starts a gateway on `config` (its sources connected, no embedder), runs `f` on it, and

@@ -123,7 +123,7 @@ async fn check_environment(client: &Client) {
         .keys()
         .map(String::as_str)
         .collect();
-    let mut want: BTreeSet<&str> = toolsearch::config::DEFAULT_INHERITED_ENV
+    let mut want: BTreeSet<&str> = toolsearch_mcp::config::DEFAULT_INHERITED_ENV
         .iter()
         .copied()
         .filter(|name| std::env::var_os(name).is_some())

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use toolsearch::config::AccessConfig;
+use crate::config::AccessConfig;
 use toolsearch::dispatch::CALLER_PATH;
 use toolsearch::policy::CLIENT_PATH;
 

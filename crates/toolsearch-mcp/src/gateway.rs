@@ -22,10 +22,10 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::config::{AccessConfig, Config, DEFAULT_STARTUP_WAIT, SourceKind};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
-use toolsearch::config::{AccessConfig, Config, DEFAULT_STARTUP_WAIT, SourceKind};
 use toolsearch::policy::{CLIENT_PATH, Policy, ToolGlobs};
 use toolsearch::{Engine, EngineError, SourceTools};
 
@@ -78,9 +78,6 @@ pub enum GatewayError {
     /// A `[[policy]]` does not compile.
     #[error("{0}")]
     Policy(String),
-    /// A source kind this build does not know.
-    #[error("source {0:?}: this kind of source is not supported")]
-    Unsupported(String),
 }
 
 /// How one source stands.

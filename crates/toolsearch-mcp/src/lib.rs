@@ -2,6 +2,7 @@
 #![warn(missing_docs)]
 // Layers, bottom to top; each module imports only the ones above it in this list
 // (docs/architecture.md; `crates/toolsearch/tests/layers.rs` checks there is no circle).
+//   config                    — the gateway config file (TOML), validated into plain data
 //   secrets, convert, jsonrpc — `${env:NAME}` expansion, rmcp ↔ engine types, JSON-RPC errors
 //   offered                   — the names upstream resources and prompts are offered under
 //   decode, line_writer       — lines into rmcp's messages (the hot ones on a fast path); lines out
@@ -28,6 +29,7 @@ mod approval;
 mod audit;
 pub mod auth;
 mod awaiting_input;
+pub mod config;
 mod convert;
 pub mod decode;
 mod downstream;

@@ -11,6 +11,7 @@
 #[cfg(feature = "otel")]
 use std::time::Duration;
 
+use crate::config::TelemetryConfig;
 #[cfg(feature = "otel")]
 use opentelemetry::trace::TracerProvider as _;
 #[cfg(feature = "otel")]
@@ -19,7 +20,6 @@ use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::Resource;
 #[cfg(feature = "otel")]
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use toolsearch::config::TelemetryConfig;
 use tracing_subscriber::Layer;
 use tracing_subscriber::registry::LookupSpan;
 

@@ -24,12 +24,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use crate::config::SourceKind;
 use rmcp::ServiceError;
 use rmcp::model::{ClientRequest, PaginatedRequestParams, ServerCapabilities};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use tokio::sync::{Notify, RwLock, mpsc};
 use toolsearch::ToolDef;
-use toolsearch::config::SourceKind;
 
 pub use cause::describe;
 pub use client::UpstreamClient;

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::json;
-use toolsearch::config::parse_config;
 use toolsearch::exec::Session;
 use toolsearch_mcp::Gateway;
+use toolsearch_mcp::config::parse_config;
 
 async fn serve_whoami() -> std::net::SocketAddr {
     common::serve_rmcp_http(|| common::Whoami).await

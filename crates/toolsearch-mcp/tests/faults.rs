@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolsearch::config::parse_config;
 use toolsearch_mcp::Gateway;
+use toolsearch_mcp::config::parse_config;
 
 async fn start() -> Arc<Gateway> {
     let toml = format!(

@@ -5,8 +5,8 @@
 mod common;
 
 use serde_json::{Value, json};
-use toolsearch::config::parse_config;
 use toolsearch_mcp::Gateway;
+use toolsearch_mcp::config::parse_config;
 
 /// A gateway over one HTTP upstream (the `whoami` server) whose discovery answer is
 /// `discover` (rmcp's own when `None`): the protocol version it settled on, and what its tool

@@ -11,8 +11,8 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Map, Value, json};
-use toolsearch::config::parse_config;
 use toolsearch_mcp::Gateway;
+use toolsearch_mcp::config::parse_config;
 use toolsearch_mcp::http::{HttpOptions, HttpServer, serve_http};
 
 /// The bearer token: `$HOME`'s value, so that gateway B can read it as `${env:HOME}` (tests may

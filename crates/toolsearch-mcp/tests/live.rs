@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolsearch::config::parse_config;
 use toolsearch_mcp::Gateway;
+use toolsearch_mcp::config::parse_config;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_tool_list_change_reaches_the_catalog() {

@@ -21,8 +21,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ErrorData, ServerHandler};
 use serde_json::json;
 use tokio::sync::{mpsc, watch};
-use toolsearch::config::parse_config;
 use toolsearch_mcp::Gateway;
+use toolsearch_mcp::config::parse_config;
 use toolsearch_mcp::http::{HttpOptions, serve_http};
 
 /// The upstream's state, shared by the per-request handlers of the stateless HTTP service.

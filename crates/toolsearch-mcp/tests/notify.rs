@@ -9,8 +9,8 @@ use rmcp::service::{NotificationContext, RoleClient};
 use rmcp::{ClientHandler, ServiceExt};
 use tokio::sync::mpsc;
 use toolsearch::catalog::load_catalog_file;
-use toolsearch::config::parse_config;
 use toolsearch::{SourceTools, ToolDef};
+use toolsearch_mcp::config::parse_config;
 use toolsearch_mcp::{Gateway, GatewayServer};
 
 #[derive(Clone)]

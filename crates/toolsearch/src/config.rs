@@ -1,30 +1,20 @@
-//! Settings of the engine and the gateway config file (TOML), parsed raw then validated.
+//! Settings of the engine, the access rules it applies, and the one range check of a setting,
+//! as plain data. The gateway's config file is read into these by `toolsearch-mcp`.
 
 mod access;
-mod access_file;
 mod codeact;
-mod file;
 mod range;
-mod raw;
 mod search_settings;
 mod settings;
-mod settings_file;
-mod source;
-mod telemetry;
 
-pub use access::{
-    AccessConfig, ClientConfig, JWT_ALGORITHMS, JwksSource, JwtConfig, PolicyRule, RateLimit,
-    glob_problem,
-};
+pub use access::{PolicyRule, RateLimit, glob_problem};
 pub use codeact::CodeActSettings;
-pub use file::{Config, ConfigError, DEFAULT_STARTUP_WAIT, load_config, parse_config};
+pub use range::{outside, within};
 pub use search_settings::{
     BM25_FIELDS, Bm25Params, EmbeddingSettings, Fusion, HybridParams, SearchMethod,
     default_cache_dir,
 };
 pub use settings::{ControlNames, Settings};
-pub use source::{DEFAULT_INHERITED_ENV, SourceConfig, SourceKind, ToolFilter};
-pub use telemetry::{DEFAULT_SERVICE_NAME, TelemetryConfig};
 
 /// Which model-facing surface is served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

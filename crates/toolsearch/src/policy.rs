@@ -199,14 +199,14 @@ mod tests {
         assert!(!bob_other.direct(0));
         assert!(Policy::new(&[]).expect("empty").is_open());
 
-        // A rule that only denies allows every other tool (the config's default `allow`).
-        let config = crate::config::parse_config(
-            "t.toml",
-            "[[policy]]\nmatch = { client = \"alice\" }\ndeny = [\"billing/refund_*\"]\n",
-            std::path::Path::new("/"),
-        )
+        // A rule that only denies, with the config's default `allow` (every tool): every other
+        // tool is allowed.
+        let policy = Policy::new(&[PolicyRule::for_client(
+            "alice",
+            &["*"],
+            &["billing/refund_*"],
+        )])
         .expect("valid");
-        let policy = Policy::new(&config.access.policies).expect("valid");
         let alice = policy.visibility(&dir, &policy.class_of(&session("alice", "x")));
         assert_eq!(names(&alice), ["billing__get_invoice", "crm__find"]);
         assert!(alice.direct(0));

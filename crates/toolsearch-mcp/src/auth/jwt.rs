@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use crate::config::{JwksSource, JwtConfig};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde_json::Value;
 use tokio::sync::Mutex;
-use toolsearch::config::{JwksSource, JwtConfig};
 use toolsearch::dispatch::CALLER_PATH;
 
 use super::{AuthError, AuthSetupError, CallerIdentity};
@@ -165,7 +165,6 @@ async fn fetch(
         (JwksSource::Url(url), None) => {
             return Err(AuthSetupError::Jwks(format!("{url}: no HTTP client")));
         }
-        _ => return Err(AuthSetupError::Jwks("an unknown key source".into())),
     };
     let set: JwkSet = serde_json::from_str(&text)
         .map_err(|e| AuthSetupError::Jwks(format!("not a JWKS: {e}")))?;

@@ -1,7 +1,7 @@
 //! A build without JWT verification (the `jwt` cargo feature off): a config with `[auth.jwt]`
 //! is refused when the gateway starts, so no verifier ever exists.
 
-use toolsearch::config::JwtConfig;
+use crate::config::JwtConfig;
 
 use super::{AuthError, AuthSetupError, CallerIdentity};
 

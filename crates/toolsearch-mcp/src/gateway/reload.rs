@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use toolsearch::config::Config;
+use crate::config::Config;
 use toolsearch::{EngineError, SourceTools};
 
 use super::source::{Origin, SourceState};

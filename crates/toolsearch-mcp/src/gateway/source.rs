@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
+use crate::config::{SourceConfig, SourceKind};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use toolsearch::ToolDef;
 use toolsearch::catalog::{GroupSpec, SourceTools, load_catalog_file};
-use toolsearch::config::{SourceConfig, SourceKind};
 use toolsearch::policy::ToolGlobs;
 
 use super::{CONNECTING, GatewayError};
@@ -57,7 +57,6 @@ impl SourceState {
                 ),
                 tools: Vec::new(),
             },
-            _ => return Err(GatewayError::Unsupported(config.name.clone())),
         };
         let connecting = matches!(origin, Origin::Upstream { .. });
         let filter = Filter::new(&config).map_err(|message| GatewayError::Source {

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use toolsearch::config::SourceKind;
+use crate::config::SourceKind;
 use toolsearch::exec::{ExecError, Session};
 
 use super::Upstream;

@@ -12,8 +12,8 @@ use tokio::io::AsyncBufReadExt;
 
 use super::child::ChildTransport;
 use super::{CONNECT_TIMEOUT, Running, StdioLane, Upstream, UpstreamClient, UpstreamError};
+use crate::config::DEFAULT_INHERITED_ENV;
 use crate::secrets::expand;
-use toolsearch::config::DEFAULT_INHERITED_ENV;
 
 /// Lines of a stdio upstream's stderr kept for error messages.
 const STDERR_LINES: usize = 8;

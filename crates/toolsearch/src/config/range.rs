@@ -6,7 +6,7 @@ use std::fmt::Display;
 use std::ops::RangeInclusive;
 
 /// `None` when `value` lies in `range`; else the problem with `key`.
-pub(crate) fn outside<T: PartialOrd + Display>(
+pub fn outside<T: PartialOrd + Display>(
     key: &str,
     value: T,
     range: &RangeInclusive<T>,
@@ -22,7 +22,7 @@ pub(crate) fn outside<T: PartialOrd + Display>(
 
 /// `value`, when given, as a `u64` when it lies in `range` (ranges start at 0 or above); else
 /// its problem goes to `problems` and the answer is `None`.
-pub(crate) fn within(
+pub fn within(
     key: &str,
     value: Option<i64>,
     range: RangeInclusive<i64>,

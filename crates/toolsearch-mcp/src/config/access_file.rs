@@ -4,11 +4,9 @@
 
 use std::path::Path;
 
-use super::access::{
-    AccessConfig, ClientConfig, JWT_ALGORITHMS, JwksSource, JwtConfig, PolicyRule, RateLimit,
-    glob_problem,
-};
-use super::range::outside;
+use toolsearch::config::{PolicyRule, RateLimit, glob_problem, outside};
+
+use super::access::{AccessConfig, ClientConfig, JWT_ALGORITHMS, JwksSource, JwtConfig};
 use super::raw::{RawConfig, RawJwt, RawRate};
 
 /// Default `[auth.jwt] leeway_s`.
@@ -83,12 +81,8 @@ pub(super) fn access(
                 }
             }
         }
-        out.policies.push(PolicyRule {
-            client: when.client,
-            claims,
-            allow,
-            deny,
-        });
+        out.policies
+            .push(PolicyRule::new(allow, deny).with_match(when.client, claims));
     }
     if let Some(a) = raw.approval.take() {
         let tools = a.tools.unwrap_or_default();

@@ -4,12 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::access::glob_problem;
 use super::access_file::is_context_path;
-use super::range::within;
 use super::raw::{RawCodeActTools, RawSource, RawToolFilter};
-use crate::catalog::CodeActTools;
-use crate::catalog::name::{group_description_problem, group_name_problem};
+use toolsearch::catalog::CodeActTools;
+use toolsearch::catalog::name::{group_description_problem, group_name_problem};
+use toolsearch::config::{glob_problem, within};
 
 /// The variables of the gateway's environment every stdio upstream gets, as the official MCP
 /// SDKs pass them by default (their `DEFAULT_INHERITED_ENV_VARS`); nothing else of the

@@ -11,14 +11,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Settings;
 use super::access::AccessConfig;
 use super::access_file::access;
-use super::range::within;
 use super::raw::RawConfig;
 use super::settings_file::settings;
 use super::source::{SourceConfig, validate_source};
 use super::telemetry::TelemetryConfig;
+use toolsearch::Settings;
+use toolsearch::config::within;
 
 /// A validated gateway config.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -210,7 +210,8 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{SearchMethod, SourceKind};
+    use crate::config::SourceKind;
+    use toolsearch::config::SearchMethod;
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
         parse_config("gw.toml", text, Path::new("/etc/ts"))
@@ -276,7 +277,7 @@ presentation = "direct"
             Settings::default().semantic.sentences(),
             "on unless turned off"
         );
-        assert_eq!(c.settings.hybrid.fusion, crate::config::Fusion::Rrf);
+        assert_eq!(c.settings.hybrid.fusion, toolsearch::config::Fusion::Rrf);
         assert_eq!(c.settings.hybrid.semantic_weight, 0.7);
         assert_eq!(
             (
@@ -483,7 +484,7 @@ catalog = "c.json"
         assert_eq!(ca.timeout, std::time::Duration::from_millis(2500));
         assert_eq!((ca.max_memory_mb, ca.max_calls), (32, 7));
         assert_eq!(c.settings.names.run_code, "python");
-        use crate::catalog::CodeActTools;
+        use toolsearch::catalog::CodeActTools;
         assert_eq!(c.sources[0].codeact, CodeActTools::All);
         assert_eq!(
             c.sources[1].codeact,
@@ -669,5 +670,49 @@ file = ""
         assert_eq!(c.settings.method, SearchMethod::Bm25);
         let c = parse("surface = \"capabilities\"\n[search]\nmethod = \"hybrid\"").expect("valid");
         assert_eq!(c.settings.method, SearchMethod::Hybrid);
+    }
+
+    #[test]
+    fn bm25_parameters_come_from_the_config_and_are_validated() {
+        let c = parse_config(
+            "c.toml",
+            "[search]\nmethod = \"bm25\"\n[search.bm25]\nk1 = 0.9\nb = 0.5\nb_name = 0.1\nname = 4\n",
+            std::path::Path::new("."),
+        )
+        .expect("valid");
+        assert_eq!(c.settings.method, SearchMethod::Bm25);
+        assert_eq!(c.settings.bm25.k1, 0.9);
+        assert_eq!(c.settings.bm25.b, [0.1, 0.5, 0.5, 0.5]);
+        assert_eq!(c.settings.bm25.weights[0], 4.0);
+        let e = parse_config(
+            "c.toml",
+            "[search.bm25]\nk1 = -1\nb = 2\ngroup = 1000\nk3 = 1\n",
+            std::path::Path::new("."),
+        )
+        .expect_err("invalid");
+        assert!(e.to_string().contains("k3"), "{e}");
+        let e = parse_config(
+            "c.toml",
+            "[search.bm25]\nk1 = -1\nb = 2\ngroup = 1000\n",
+            std::path::Path::new("."),
+        )
+        .expect_err("invalid")
+        .to_string();
+        for needle in [
+            "search.bm25.k1: -1 is outside 0..=10",
+            "search.bm25.b_name: 2 is outside 0..=1",
+            "search.bm25.group: 1000 is outside 0..=100",
+        ] {
+            assert!(e.contains(needle), "{needle} in {e}");
+        }
+    }
+
+    #[test]
+    fn a_policy_that_only_denies_allows_every_other_tool() {
+        let c =
+            parse("[[policy]]\nmatch = { client = \"alice\" }\ndeny = [\"billing/refund_*\"]\n")
+                .expect("valid");
+        assert_eq!(c.access.policies[0].allow, ["*"]);
+        assert_eq!(c.access.policies[0].deny, ["billing/refund_*"]);
     }
 }

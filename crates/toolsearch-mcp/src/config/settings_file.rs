@@ -4,9 +4,12 @@
 use std::ops::RangeInclusive;
 use std::path::Path;
 
-use super::range::outside;
 use super::raw::{RawCodeAct, RawConfig};
-use super::{CodeActSettings, ControlNames, Fusion, SearchMethod, Settings, Surface};
+use toolsearch::Settings;
+use toolsearch::config::{
+    CodeActSettings, ControlNames, Fusion, MAX_RESULTS_RANGE, MAX_SEARCH_BYTES_RANGE, SearchMethod,
+    Surface, outside,
+};
 
 /// The settings `raw` gives (defaults where it is silent); problems are appended.
 pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<String>) -> Settings {
@@ -48,13 +51,13 @@ pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<Stri
         "max_results",
         search.max_results,
         settings.max_results,
-        &super::MAX_RESULTS_RANGE,
+        &MAX_RESULTS_RANGE,
     );
     settings.max_search_bytes = int(
         "max_search_bytes",
         search.max_search_bytes,
         settings.max_search_bytes,
-        &super::MAX_SEARCH_BYTES_RANGE,
+        &MAX_SEARCH_BYTES_RANGE,
     );
     if let Some(b) = &search.bm25 {
         let p = &mut settings.bm25;
@@ -177,10 +180,8 @@ pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<Stri
 /// `[codeact]`; out-of-range numbers are reported by `CodeActSettings::problems` (negative
 /// ones here, as given).
 fn codeact(c: RawCodeAct, base: &Path, problems: &mut Vec<String>) -> CodeActSettings {
-    let mut out = CodeActSettings {
-        enabled: c.enabled.unwrap_or(false),
-        ..CodeActSettings::default()
-    };
+    let mut out = CodeActSettings::default();
+    out.enabled = c.enabled.unwrap_or(false);
     let mut number = |key: &str, v: Option<i64>, range: RangeInclusive<i64>| -> Option<usize> {
         let n = v?;
         if n < 1 {
