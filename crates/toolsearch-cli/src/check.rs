@@ -53,9 +53,9 @@ pub fn run(a: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         // A source that connects but whose calls could never carry their context headers is
         // not ok: say so here rather than at the first call.
-        for (source, problem) in gateway.context_problems() {
-            if let Some(s) = statuses.iter_mut().find(|s| s.name == source) {
-                s.status = Err(problem);
+        for problem in gateway.context_problems() {
+            if let Some(s) = statuses.iter_mut().find(|s| s.name == problem.at) {
+                s.status = Err(problem.message);
             }
         }
         gateway.shutdown().await;

@@ -65,8 +65,8 @@ impl Reloader {
                     list(&r.restarted),
                     list(&r.unchanged)
                 );
-                for (source, problem) in self.gateway.context_problems() {
-                    tracing::warn!(%source, "{problem}");
+                for problem in self.gateway.context_problems() {
+                    tracing::warn!(source = %problem.at, "{}", problem.message);
                 }
             }
             Err(e) => tracing::error!(

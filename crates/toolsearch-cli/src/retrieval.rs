@@ -111,7 +111,7 @@ impl ModelArgs {
         }
         let problems = settings.problems();
         if !problems.is_empty() {
-            bail!("{}", problems.join("; "));
+            bail!("{problems}");
         }
         Ok(())
     }

@@ -94,8 +94,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         if let Some(semantic) = to_build {
             tokio::spawn(crate::wiring::build_cache(gateway.clone(), semantic));
         }
-        for (source, problem) in gateway.context_problems() {
-            tracing::warn!(%source, "{problem}");
+        for problem in gateway.context_problems() {
+            tracing::warn!(source = %problem.at, "{}", problem.message);
         }
         let reloader = Reloader::new(gateway.clone(), path, watch);
         let watcher = reloader.spawn_watch();

@@ -27,7 +27,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use toolsearch::policy::{CLIENT_PATH, Policy, ToolGlobs};
-use toolsearch::{Engine, EngineError, SourceTools};
+use toolsearch::{Engine, EngineError, Problem, Problems, SourceTools};
 
 use crate::approval::Waiting;
 use crate::awaiting_input::AwaitingInput;
@@ -420,9 +420,10 @@ impl Gateway {
     }
 
     /// Sources whose context headers need a value no session of this gateway has: each such
-    /// source with what it lacks. Every session carries [`SESSION_CONTEXT`]; an authenticated
-    /// caller's (over HTTP) adds its identity (see `context_available`).
-    pub fn context_problems(&self) -> Vec<(String, String)> {
+    /// source (the problem's place is its name) with what it lacks. Every session carries
+    /// [`SESSION_CONTEXT`]; an authenticated caller's (over HTTP) adds its identity (see
+    /// `context_available`).
+    pub fn context_problems(&self) -> Problems {
         self.states.lock()
             .iter()
             .filter_map(|s| {
@@ -438,7 +439,7 @@ impl Gateway {
                     .map(|(header, path)| format!("{path} (for {header})"))
                     .collect();
                 (!missing.is_empty()).then(|| {
-                    (
+                    Problem::new(
                         s.config.name.clone(),
                         format!(
                             "its context_headers need {}, which no session of this gateway has (every session carries {}; authenticated callers add identity.client and their claims); every call to it would fail",

@@ -4,6 +4,7 @@
 // Layers, bottom to top; each module imports only the ones above it in this list
 // (docs/architecture.md; `tests/layers.rs` checks it).
 //   text, page, parallel  — text and paging helpers
+//   problem               — what is wrong with an input and where
 //   error                 — the model-facing error and its codes
 //   outcome               — how a call ended: ok, a tool's error, or an error code
 //   exec                  — the execution contract: Executor, CallResult, ExecError, Session
@@ -32,6 +33,7 @@ mod outcome;
 mod page;
 mod parallel;
 pub mod policy;
+mod problem;
 pub mod search;
 pub mod skills;
 pub mod text;
@@ -45,4 +47,5 @@ pub use engine::{Engine, EngineBuilder, EngineError, Snapshot, VendorReply};
 pub use error::{ErrorCode, ToolError};
 pub use exec::{CallResult, ExecError, Executor, Session};
 pub use outcome::Outcome;
+pub use problem::{Problem, Problems};
 pub use search::{Query, Ranking, SearchIndex, Searcher};

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::catalog::name::tool_name_problem;
+use crate::problem::Problems;
 
 /// One skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,9 +33,9 @@ pub struct Skill {
 
 /// Why skills could not be loaded: every problem, each with its file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("skills: {}", .0.join("; "))]
+#[error("skills: {0}")]
 #[non_exhaustive]
-pub struct SkillsError(pub Vec<String>);
+pub struct SkillsError(pub Problems);
 
 /// A loaded skills catalog.
 #[derive(Debug)]
@@ -50,7 +51,7 @@ impl Skills {
 
     /// Loads every skill under `paths`.
     pub fn load(paths: &[PathBuf]) -> Result<Self, SkillsError> {
-        let mut problems = Vec::new();
+        let mut problems = Problems::new();
         let mut skills = Vec::new();
         for path in paths {
             if path.join("SKILL.md").is_file() {
@@ -60,7 +61,7 @@ impl Skills {
             let entries = match fs::read_dir(path) {
                 Ok(e) => e,
                 Err(e) => {
-                    problems.push(format!("{}: {e}", path.display()));
+                    problems.add(path.display().to_string(), e.to_string());
                     continue;
                 }
             };
@@ -71,10 +72,10 @@ impl Skills {
                 .collect();
             children.sort();
             if children.is_empty() {
-                problems.push(format!(
-                    "{}: holds no SKILL.md, nor folders holding one",
-                    path.display()
-                ));
+                problems.add(
+                    path.display().to_string(),
+                    "holds no SKILL.md, nor folders holding one",
+                );
             }
             for file in children {
                 read_skill(&file, &mut skills, &mut problems);
@@ -89,25 +90,19 @@ impl Skills {
     /// A catalog of these skills (names must be distinct).
     pub fn new(mut skills: Vec<Skill>) -> Result<Self, SkillsError> {
         skills.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut problems = Vec::new();
+        let mut problems = Problems::new();
         for pair in skills.windows(2) {
             if pair[0].name == pair[1].name {
-                problems.push(format!(
-                    "{} and {}: two skills named {:?}",
-                    pair[0].path.display(),
-                    pair[1].path.display(),
-                    pair[0].name
-                ));
+                problems.add(
+                    format!("{} and {}", pair[0].path.display(), pair[1].path.display()),
+                    format!("two skills named {:?}", pair[0].name),
+                );
             }
         }
         for skill in &skills {
             if let Some(p) = tool_name_problem(&skill.name) {
                 // The rule of tool names: non-blank, at most 128 characters, no control chars.
-                problems.push(format!(
-                    "{}: {}",
-                    skill.path.display(),
-                    p.replace("tool", "skill")
-                ));
+                problems.add(skill.path.display().to_string(), p.replace("tool", "skill"));
             }
         }
         if !problems.is_empty() {
@@ -135,12 +130,12 @@ impl Skills {
     }
 }
 
-fn read_skill(file: &Path, skills: &mut Vec<Skill>, problems: &mut Vec<String>) {
-    let at = file.display();
+fn read_skill(file: &Path, skills: &mut Vec<Skill>, problems: &mut Problems) {
+    let at = file.display().to_string();
     let text = match fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) => {
-            problems.push(format!("{at}: {e}"));
+            problems.add(at, e.to_string());
             return;
         }
     };
@@ -151,7 +146,7 @@ fn read_skill(file: &Path, skills: &mut Vec<Skill>, problems: &mut Vec<String>) 
             body,
             path: file.to_owned(),
         }),
-        Err(why) => problems.push(format!("{at}: {why}")),
+        Err(why) => problems.add(at, why),
     }
 }
 

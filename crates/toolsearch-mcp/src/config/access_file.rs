@@ -8,6 +8,7 @@ use toolsearch::config::{PolicyRule, RateLimit, glob_problem, outside};
 
 use super::access::{AccessConfig, ClientConfig, JWT_ALGORITHMS, JwksSource, JwtConfig};
 use super::raw::{RawConfig, RawJwt, RawRate};
+use toolsearch::Problems;
 
 /// Default `[auth.jwt] leeway_s`.
 pub const DEFAULT_LEEWAY_S: u64 = 30;
@@ -21,7 +22,7 @@ pub(super) fn access(
     raw: &mut RawConfig,
     rate: Option<RawRate>,
     base: &Path,
-    problems: &mut Vec<String>,
+    problems: &mut Problems,
 ) -> AccessConfig {
     let mut out = AccessConfig::default();
     for (i, c) in std::mem::take(&mut raw.client).into_iter().enumerate() {
@@ -29,26 +30,28 @@ pub(super) fn access(
         let name = match c.name {
             Some(n) if !n.trim().is_empty() => n,
             _ => {
-                problems.push(format!("{at}.name: missing or empty"));
+                problems.add(format!("{at}.name"), "missing or empty");
                 continue;
             }
         };
         let at = format!("{at} ({name:?})");
         if out.clients.iter().any(|o: &ClientConfig| o.name == name) {
-            problems.push(format!("{at}.name: used by an earlier client"));
+            problems.add(format!("{at}.name"), "used by an earlier client");
         }
         let token = c.token.unwrap_or_default();
         if !is_env_reference(&token) {
-            problems.push(format!(
-                "{at}.token: a client's token comes from the environment: write \"${{env:NAME}}\""
-            ));
+            problems.add(
+                format!("{at}.token"),
+                "a client's token comes from the environment: write \"${env:NAME}\"",
+            );
         }
         let claims = c.claims.unwrap_or_default();
         for k in claims.keys() {
             if !is_segment(k) {
-                problems.push(format!(
-                    "{at}.claims: {k:?} is not a claim name (letters, digits, _ and -)"
-                ));
+                problems.add(
+                    format!("{at}.claims"),
+                    format!("{k:?} is not a claim name (letters, digits, _ and -)"),
+                );
             }
         }
         out.clients.push(ClientConfig {
@@ -66,9 +69,10 @@ pub(super) fn access(
         let claims = when.claims.unwrap_or_default();
         for k in claims.keys() {
             if !(k.starts_with("identity.") && is_context_path(k)) {
-                problems.push(format!(
-                    "{at}.match.claims: {k:?} is not a context path such as \"identity.tenant_id\""
-                ));
+                problems.add(
+                    format!("{at}.match.claims"),
+                    format!("{k:?} is not a context path such as \"identity.tenant_id\""),
+                );
             }
         }
         // Without `allow`, a rule allows every tool its `deny` does not name.
@@ -77,7 +81,7 @@ pub(super) fn access(
         for (key, globs) in [("allow", &allow), ("deny", &deny)] {
             for (j, g) in globs.iter().enumerate() {
                 if let Some(why) = glob_problem(g) {
-                    problems.push(format!("{at}.{key}[{j}]: {g:?}: {why}"));
+                    problems.add(format!("{at}.{key}[{j}]"), format!("{g:?}: {why}"));
                 }
             }
         }
@@ -88,7 +92,7 @@ pub(super) fn access(
         let tools = a.tools.unwrap_or_default();
         for (j, g) in tools.iter().enumerate() {
             if let Some(why) = glob_problem(g) {
-                problems.push(format!("approval.tools[{j}]: {g:?}: {why}"));
+                problems.add(format!("approval.tools[{j}]"), format!("{g:?}: {why}"));
             }
         }
         out.approval = tools;
@@ -96,9 +100,9 @@ pub(super) fn access(
     if let Some(r) = rate {
         let per_minute = r.calls_per_minute.unwrap_or(f64::NAN);
         if !(per_minute.is_finite() && per_minute > 0.0 && per_minute <= 1e6) {
-            problems.push(
-                "limits.rate.calls_per_minute: a number of calls above 0 (at most 1000000) is needed"
-                    .to_owned(),
+            problems.add(
+                "limits.rate.calls_per_minute",
+                "a number of calls above 0 (at most 1000000) is needed",
             );
         }
         let burst = match r.burst {
@@ -116,18 +120,18 @@ pub(super) fn access(
     if let Some(a) = raw.audit.take() {
         match a.file {
             Some(f) if !f.trim().is_empty() => out.audit_file = Some(base.join(f)),
-            _ => problems.push("audit.file: missing or empty".to_owned()),
+            _ => problems.add("audit.file", "missing or empty"),
         }
     }
     out
 }
 
-fn jwt_config(j: RawJwt, base: &Path, problems: &mut Vec<String>) -> Option<JwtConfig> {
+fn jwt_config(j: RawJwt, base: &Path, problems: &mut Problems) -> Option<JwtConfig> {
     let before = problems.len();
     let mut required = |key: &str, v: Option<String>| match v {
         Some(s) if !s.trim().is_empty() => s,
         _ => {
-            problems.push(format!("auth.jwt.{key}: missing or empty"));
+            problems.add(format!("auth.jwt.{key}"), "missing or empty");
             String::new()
         }
     };
@@ -143,9 +147,7 @@ fn jwt_config(j: RawJwt, base: &Path, problems: &mut Vec<String>) -> Option<JwtC
             None => authority.split(':').next().unwrap_or_default(),
         };
         if !matches!(host, "127.0.0.1" | "localhost" | "::1") {
-            problems.push(format!(
-                "auth.jwt.jwks: {jwks:?}: keys are fetched over https:// (plain http:// only from a loopback host)"
-            ));
+            problems.add("auth.jwt.jwks", format!("{jwks:?}: keys are fetched over https:// (plain http:// only from a loopback host)"));
         }
         JwksSource::Url(jwks)
     } else {
@@ -153,16 +155,16 @@ fn jwt_config(j: RawJwt, base: &Path, problems: &mut Vec<String>) -> Option<JwtC
     };
     let algorithms = j.algorithms.unwrap_or_else(|| vec!["RS256".to_owned()]);
     if algorithms.is_empty() {
-        problems.push("auth.jwt.algorithms: name at least one algorithm".to_owned());
+        problems.add("auth.jwt.algorithms", "name at least one algorithm");
     }
     for a in &algorithms {
         if a.eq_ignore_ascii_case("none") {
-            problems.push("auth.jwt.algorithms: \"none\" is never accepted".to_owned());
+            problems.add("auth.jwt.algorithms", "\"none\" is never accepted");
         } else if !JWT_ALGORITHMS.contains(&a.as_str()) {
-            problems.push(format!(
-                "auth.jwt.algorithms: {a:?} is not one of {}",
-                JWT_ALGORITHMS.join(", ")
-            ));
+            problems.add(
+                "auth.jwt.algorithms",
+                format!("{a:?} is not one of {}", JWT_ALGORITHMS.join(", ")),
+            );
         }
     }
     let leeway_s = match j.leeway_s {

@@ -17,6 +17,7 @@ use super::raw::RawConfig;
 use super::settings_file::settings;
 use super::source::{SourceConfig, validate_source};
 use super::telemetry::TelemetryConfig;
+use toolsearch::Problems;
 use toolsearch::Settings;
 use toolsearch::config::within;
 
@@ -85,12 +86,12 @@ pub enum ConfigError {
         message: String,
     },
     /// The values are not valid.
-    #[error("{file}: {}", .problems.join("; "))]
+    #[error("{file}: {problems}")]
     Invalid {
         /// The file.
         file: String,
         /// Every problem, each starting with its key path.
-        problems: Vec<String>,
+        problems: Problems,
     },
 }
 
@@ -111,19 +112,17 @@ pub fn parse_config(file: &str, text: &str, base: &Path) -> Result<Config, Confi
         file: file.to_owned(),
         message: e.to_string().trim().replace('\n', " "),
     })?;
-    let mut problems = Vec::new();
+    let mut problems = Problems::new();
     let config = validate(raw, base, &mut problems);
-    if problems.is_empty() {
-        Ok(config)
-    } else {
-        Err(ConfigError::Invalid {
+    problems
+        .or_ok(config)
+        .map_err(|problems| ConfigError::Invalid {
             file: file.to_owned(),
             problems,
         })
-    }
 }
 
-fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Config {
+fn validate(mut raw: RawConfig, base: &Path, problems: &mut Problems) -> Config {
     let settings = settings(&mut raw, base, problems);
 
     let mut sources = Vec::new();
@@ -169,7 +168,7 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
         None => None,
         Some(n) if n >= 1 => Some(n as u64),
         Some(n) => {
-            problems.push(format!("limits.max_tool_calls: {n} must be at least 1"));
+            problems.add("limits.max_tool_calls", format!("{n} must be at least 1"));
             None
         }
     };
@@ -180,7 +179,7 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Vec<String>) -> Conf
         .enumerate()
         .filter_map(|(i, s)| {
             if s.trim().is_empty() {
-                problems.push(format!("skills[{i}]: must not be empty"));
+                problems.add(format!("skills[{i}]"), "must not be empty");
                 return None;
             }
             Some(base.join(s))
@@ -368,7 +367,10 @@ name = "c"
         let ConfigError::Invalid { problems, .. } = &e else {
             panic!("{e}")
         };
-        let text = problems.join("\n");
+        let text = problems
+            .iter()
+            .map(|p| format!("{p}\n"))
+            .collect::<String>();
         for needle in [
             "surface: \"tools\"",
             "search.method: \"magic\"",
@@ -434,8 +436,8 @@ name = "c"
             panic!("{e}")
         };
         assert_eq!(
-            problems,
-            &[
+            problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [
                 "search.max_results: -5 is outside 1..=100".to_owned(),
                 "search.max_search_bytes: -1 is outside 1024..=32768".to_owned()
             ]

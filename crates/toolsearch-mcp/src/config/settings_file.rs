@@ -5,6 +5,7 @@ use std::ops::RangeInclusive;
 use std::path::Path;
 
 use super::raw::{RawCodeAct, RawConfig};
+use toolsearch::Problems;
 use toolsearch::Settings;
 use toolsearch::config::{
     CodeActSettings, ControlNames, Fusion, MAX_RESULTS_RANGE, MAX_SEARCH_BYTES_RANGE, SearchMethod,
@@ -12,14 +13,15 @@ use toolsearch::config::{
 };
 
 /// The settings `raw` gives (defaults where it is silent); problems are appended.
-pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<String>) -> Settings {
+pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Problems) -> Settings {
     let mut settings = Settings::default();
     if let Some(s) = &raw.surface {
         match Surface::parse(s) {
             Some(v) => settings.surface = v,
-            None => problems.push(format!(
-                "surface: {s:?} is not one of toolsearch, toolproxy, capabilities"
-            )),
+            None => problems.add(
+                "surface",
+                format!("{s:?} is not one of toolsearch, toolproxy, capabilities"),
+            ),
         }
     }
     if settings.surface == Surface::Capabilities {
@@ -29,9 +31,10 @@ pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<Stri
     if let Some(m) = &search.method {
         match SearchMethod::parse(m) {
             Some(v) => settings.method = v,
-            None => problems.push(format!(
-                "search.method: {m:?} is not one of keyword, bm25, semantic, hybrid"
-            )),
+            None => problems.add(
+                "search.method",
+                format!("{m:?} is not one of keyword, bm25, semantic, hybrid"),
+            ),
         }
     }
     // A value no `usize` holds (negative) is reported as given; the range check of
@@ -85,9 +88,9 @@ pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<Stri
     }
     if let Some(sem) = &search.semantic {
         let e = &mut settings.semantic;
-        let blank = |k: &str, v: &Option<String>, problems: &mut Vec<String>| {
+        let blank = |k: &str, v: &Option<String>, problems: &mut Problems| {
             if v.as_deref().is_some_and(|v| v.trim().is_empty()) {
-                problems.push(format!("search.semantic.{k}: must not be empty"));
+                problems.add(format!("search.semantic.{k}"), "must not be empty");
             }
         };
         blank("model", &sem.model, problems);
@@ -97,14 +100,15 @@ pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<Stri
         match &sem.url {
             Some(url) => {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    problems.push(format!(
-                        "search.semantic.url: {url:?} is not an http:// or https:// address"
-                    ));
+                    problems.add(
+                        "search.semantic.url",
+                        format!("{url:?} is not an http:// or https:// address"),
+                    );
                 }
                 if sem.model.is_none() {
-                    problems.push(
-                        "search.semantic.model: an endpoint (url) needs the model name it serves"
-                            .into(),
+                    problems.add(
+                        "search.semantic.model",
+                        "an endpoint (url) needs the model name it serves",
                     );
                 }
                 e.url = Some(url.clone());
@@ -112,8 +116,9 @@ pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<Stri
             }
             None => {
                 if sem.api_key_env.is_some() {
-                    problems.push(
-                        "search.semantic.api_key_env: only an endpoint (url) takes a key".into(),
+                    problems.add(
+                        "search.semantic.api_key_env",
+                        "only an endpoint (url) takes a key",
                     );
                 }
                 e.model = sem.model.as_deref().map(|m| base.join(m));
@@ -130,9 +135,10 @@ pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<Stri
         if let Some(f) = &h.fusion {
             match Fusion::parse(f) {
                 Some(v) => p.fusion = v,
-                None => problems.push(format!(
-                    "search.hybrid.fusion: {f:?} is not one of adaptive, scores, rrf"
-                )),
+                None => problems.add(
+                    "search.hybrid.fusion",
+                    format!("{f:?} is not one of adaptive, scores, rrf"),
+                ),
             }
         }
         if let Some(w) = h.semantic_weight {
@@ -179,7 +185,7 @@ pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Vec<Stri
 
 /// `[codeact]`; out-of-range numbers are reported by `CodeActSettings::problems` (negative
 /// ones here, as given).
-fn codeact(c: RawCodeAct, base: &Path, problems: &mut Vec<String>) -> CodeActSettings {
+fn codeact(c: RawCodeAct, base: &Path, problems: &mut Problems) -> CodeActSettings {
     let mut out = CodeActSettings::default();
     out.enabled = c.enabled.unwrap_or(false);
     let mut number = |key: &str, v: Option<i64>, range: RangeInclusive<i64>| -> Option<usize> {
@@ -201,7 +207,7 @@ fn codeact(c: RawCodeAct, base: &Path, problems: &mut Vec<String>) -> CodeActSet
     }
     for (i, p) in c.programs.unwrap_or_default().into_iter().enumerate() {
         if p.trim().is_empty() {
-            problems.push(format!("codeact.programs[{i}]: must not be empty"));
+            problems.add(format!("codeact.programs[{i}]"), "must not be empty");
         } else {
             out.programs.push(base.join(p));
         }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::access_file::is_context_path;
 use super::raw::{RawCodeActTools, RawSource, RawToolFilter};
+use toolsearch::Problems;
 use toolsearch::catalog::CodeActTools;
 use toolsearch::catalog::name::{group_description_problem, group_name_problem};
 use toolsearch::config::{glob_problem, within};
@@ -121,13 +122,13 @@ pub(super) fn validate_source(
     s: RawSource,
     base: &Path,
     seen: &mut Vec<String>,
-    problems: &mut Vec<String>,
+    problems: &mut Problems,
 ) -> Option<SourceConfig> {
     let before = problems.len();
     let name = match s.name {
         Some(n) if !n.trim().is_empty() => n,
         _ => {
-            problems.push(format!("{at}.name: missing or empty"));
+            problems.add(format!("{at}.name"), "missing or empty");
             String::new()
         }
     };
@@ -138,7 +139,7 @@ pub(super) fn validate_source(
     };
     if !name.is_empty() {
         if seen.contains(&name) {
-            problems.push(format!("{at}.name: used by an earlier source"));
+            problems.add(format!("{at}.name"), "used by an earlier source");
         }
         seen.push(name.clone());
     }
@@ -146,17 +147,21 @@ pub(super) fn validate_source(
         None | Some("proxy") => false,
         Some("direct") => true,
         Some(other) => {
-            problems.push(format!(
-                "{at}.presentation: {other:?} is not one of proxy, direct"
-            ));
+            problems.add(
+                format!("{at}.presentation"),
+                format!("{other:?} is not one of proxy, direct"),
+            );
             false
         }
     };
     let kinds = [s.command.is_some(), s.url.is_some(), s.catalog.is_some()];
     let is_catalog = s.catalog.is_some();
-    let mismatch = |key: &str, present: bool, problems: &mut Vec<String>, allowed: &str| {
+    let mismatch = |key: &str, present: bool, problems: &mut Problems, allowed: &str| {
         if present {
-            problems.push(format!("{at}.{key}: only allowed with {allowed}"));
+            problems.add(
+                format!("{at}.{key}"),
+                format!("only allowed with {allowed}"),
+            );
         }
     };
     let kind = match kinds.iter().filter(|k| **k).count() {
@@ -170,14 +175,12 @@ pub(super) fn validate_source(
                     "url",
                 );
                 if command.trim().is_empty() {
-                    problems.push(format!("{at}.command: empty"));
+                    problems.add(format!("{at}.command"), "empty");
                 }
                 let inherit_env = s.inherit_env.unwrap_or_default();
                 for name in &inherit_env {
                     if !is_env_name(name) {
-                        problems.push(format!(
-                            "{at}.inherit_env: {name:?} is not a variable name (letters, digits and _, not starting with a digit)"
-                        ));
+                        problems.add(format!("{at}.inherit_env"), format!("{name:?} is not a variable name (letters, digits and _, not starting with a digit)"));
                     }
                 }
                 Some(SourceKind::Stdio {
@@ -197,9 +200,10 @@ pub(super) fn validate_source(
                     mismatch(key, present, problems, "command");
                 }
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    problems.push(format!(
-                        "{at}.url: {url:?} must start with http:// or https://"
-                    ));
+                    problems.add(
+                        format!("{at}.url"),
+                        format!("{url:?} must start with http:// or https://"),
+                    );
                 }
                 let headers = s.headers.unwrap_or_default();
                 let context_headers = s.context_headers.unwrap_or_default();
@@ -207,24 +211,26 @@ pub(super) fn validate_source(
                 for h in headers.keys().chain(context_headers.keys()) {
                     let l = h.to_ascii_lowercase();
                     if lower.contains(&l) {
-                        problems.push(format!(
-                            "{at}.headers: {h:?} is given twice (header names ignore case)"
-                        ));
+                        problems.add(
+                            format!("{at}.headers"),
+                            format!("{h:?} is given twice (header names ignore case)"),
+                        );
                     }
                     if h.is_empty()
                         || !h
                             .bytes()
                             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
                     {
-                        problems.push(format!("{at}.headers: {h:?} is not a valid header name"));
+                        problems.add(
+                            format!("{at}.headers"),
+                            format!("{h:?} is not a valid header name"),
+                        );
                     }
                     lower.push(l);
                 }
                 for (h, path) in &context_headers {
                     if !is_context_path(path) {
-                        problems.push(format!(
-                            "{at}.context_headers.{h}: {path:?} is not a context path such as \"run.id\" or \"identity.tenant_id\""
-                        ));
+                        problems.add(format!("{at}.context_headers.{h}"), format!("{path:?} is not a context path such as \"run.id\" or \"identity.tenant_id\""));
                     }
                 }
                 Some(SourceKind::Http {
@@ -248,11 +254,11 @@ pub(super) fn validate_source(
             }
         }
         0 => {
-            problems.push(format!("{at}: needs one of command, url or catalog"));
+            problems.add(at.as_str(), "needs one of command, url or catalog");
             None
         }
         _ => {
-            problems.push(format!("{at}: give only one of command, url or catalog"));
+            problems.add(at.as_str(), "give only one of command, url or catalog");
             None
         }
     };
@@ -269,34 +275,34 @@ pub(super) fn validate_source(
     let group = match (s.group, s.description) {
         (Some(g), Some(d)) => {
             if direct {
-                problems.push(format!("{at}.group: a direct source has no group"));
+                problems.add(format!("{at}.group"), "a direct source has no group");
             }
             for p in [group_name_problem(&g), group_description_problem(&d)]
                 .into_iter()
                 .flatten()
             {
-                problems.push(format!("{at}.group: {p}"));
+                problems.add(format!("{at}.group"), p);
             }
             Some((g, d))
         }
         (None, None) => {
             if !direct && !is_catalog {
-                problems.push(format!(
-                    "{at}: a proxied source needs group and description"
-                ));
+                problems.add(at.as_str(), "a proxied source needs group and description");
             }
             None
         }
         (Some(_), None) => {
-            problems.push(format!(
-                "{at}.description: missing (a group needs a description)"
-            ));
+            problems.add(
+                format!("{at}.description"),
+                "missing (a group needs a description)",
+            );
             None
         }
         (None, Some(_)) => {
-            problems.push(format!(
-                "{at}.group: missing (a description belongs to a group)"
-            ));
+            problems.add(
+                format!("{at}.group"),
+                "missing (a description belongs to a group)",
+            );
             None
         }
     };
@@ -305,7 +311,10 @@ pub(super) fn validate_source(
         Some(RawCodeActTools::All(true)) => CodeActTools::All,
         Some(RawCodeActTools::Tools(tools)) => {
             if let Some(bad) = tools.iter().find(|t| t.trim().is_empty()) {
-                problems.push(format!("{at}.codeact: {bad:?} is not a tool name"));
+                problems.add(
+                    format!("{at}.codeact"),
+                    format!("{bad:?} is not a tool name"),
+                );
             }
             CodeActTools::Only(tools)
         }
@@ -346,7 +355,7 @@ pub(super) fn validate_source(
 }
 
 /// `tools` of a source, its globs checked.
-fn tool_filter(at: &str, raw: RawToolFilter, problems: &mut Vec<String>) -> ToolFilter {
+fn tool_filter(at: &str, raw: RawToolFilter, problems: &mut Problems) -> ToolFilter {
     let filter = ToolFilter {
         allow: raw.allow,
         deny: raw.deny.unwrap_or_default(),
@@ -355,7 +364,7 @@ fn tool_filter(at: &str, raw: RawToolFilter, problems: &mut Vec<String>) -> Tool
     let deny = filter.deny.iter().map(|g| ("deny", g));
     for (key, glob) in allow.chain(deny) {
         if let Some(why) = glob_problem(glob) {
-            problems.push(format!("{at}.tools.{key}: {glob:?}: {why}"));
+            problems.add(format!("{at}.tools.{key}"), format!("{glob:?}: {why}"));
         }
     }
     filter
@@ -370,20 +379,21 @@ fn is_env_name(name: &str) -> bool {
 }
 
 /// Checks that every `${...}` in a value is a well-formed `${env:NAME}`.
-fn check_placeholders(at: &str, value: &str, problems: &mut Vec<String>) {
+fn check_placeholders(at: &str, value: &str, problems: &mut Problems) {
     let mut rest = value;
     while let Some(start) = rest.find("${") {
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
-            problems.push(format!("{at}: unclosed \"${{\""));
+            problems.add(at, "unclosed \"${\"");
             return;
         };
         let inner = &after[..end];
         let ok = inner.strip_prefix("env:").is_some_and(is_env_name);
         if !ok {
-            problems.push(format!(
-                "{at}: \"${{{inner}}}\" is not a secret reference; write ${{env:NAME}}"
-            ));
+            problems.add(
+                at,
+                format!("\"${{{inner}}}\" is not a secret reference; write ${{env:NAME}}"),
+            );
         }
         rest = &after[end + 1..];
     }

@@ -1,6 +1,7 @@
 //! `[telemetry]`: where the gateway sends its OpenTelemetry traces (OTLP over HTTP).
 
 use super::raw::RawTelemetry;
+use toolsearch::Problems;
 
 /// The service name spans carry when `[telemetry] service_name` is not set.
 pub const DEFAULT_SERVICE_NAME: &str = "toolsearch";
@@ -31,11 +32,14 @@ impl TelemetryConfig {
 }
 
 /// Validates `[telemetry]`; problems are named by key.
-pub(super) fn telemetry(raw: RawTelemetry, problems: &mut Vec<String>) -> Option<TelemetryConfig> {
+pub(super) fn telemetry(raw: RawTelemetry, problems: &mut Problems) -> Option<TelemetryConfig> {
     let before = problems.len();
     let otlp_endpoint = match raw.otlp_endpoint.map(|e| e.trim().to_owned()) {
         None => {
-            problems.push("telemetry.otlp_endpoint: missing (the OTLP/HTTP receiver, such as \"http://127.0.0.1:4318\")".to_owned());
+            problems.add(
+                "telemetry.otlp_endpoint",
+                "missing (the OTLP/HTTP receiver, such as \"http://127.0.0.1:4318\")",
+            );
             String::new()
         }
         Some(e) => {
@@ -44,9 +48,10 @@ pub(super) fn telemetry(raw: RawTelemetry, problems: &mut Vec<String>) -> Option
                 .or_else(|| e.strip_prefix("https://"));
             let host = rest.map(|r| r.split(['/', '?', '#']).next().unwrap_or_default());
             if host.is_none_or(|h| h.is_empty() || h.contains(char::is_whitespace)) {
-                problems.push(format!(
-                    "telemetry.otlp_endpoint: {e:?} is not an http:// or https:// URL with a host"
-                ));
+                problems.add(
+                    "telemetry.otlp_endpoint",
+                    format!("{e:?} is not an http:// or https:// URL with a host"),
+                );
             }
             e
         }
@@ -54,7 +59,7 @@ pub(super) fn telemetry(raw: RawTelemetry, problems: &mut Vec<String>) -> Option
     let service_name = match raw.service_name {
         None => DEFAULT_SERVICE_NAME.to_owned(),
         Some(s) if s.trim().is_empty() => {
-            problems.push("telemetry.service_name: must not be empty".to_owned());
+            problems.add("telemetry.service_name", "must not be empty");
             String::new()
         }
         Some(s) => s.trim().to_owned(),
@@ -69,11 +74,8 @@ pub(super) fn telemetry(raw: RawTelemetry, problems: &mut Vec<String>) -> Option
 mod tests {
     use super::*;
 
-    fn check(
-        endpoint: Option<&str>,
-        service: Option<&str>,
-    ) -> Result<TelemetryConfig, Vec<String>> {
-        let mut problems = Vec::new();
+    fn check(endpoint: Option<&str>, service: Option<&str>) -> Result<TelemetryConfig, Problems> {
+        let mut problems = Problems::new();
         let raw = RawTelemetry {
             otlp_endpoint: endpoint.map(str::to_owned),
             service_name: service.map(str::to_owned),
@@ -96,12 +98,13 @@ mod tests {
             "http:///v1",
         ] {
             let problems = check(Some(bad), None).expect_err(bad);
-            assert!(
-                problems[0].starts_with("telemetry.otlp_endpoint:"),
-                "{problems:?}"
-            );
+            assert!(problems[0].at == "telemetry.otlp_endpoint", "{problems:?}");
         }
-        assert!(check(None, None).expect_err("missing")[0].contains("missing"));
+        assert!(
+            check(None, None).expect_err("missing")[0]
+                .to_string()
+                .contains("missing")
+        );
         assert!(check(Some("http://h"), Some(" ")).is_err());
     }
 }

@@ -20,6 +20,7 @@ use super::name::{
 use super::schema_text::{SchemaText, schema_text};
 use super::{Presentation, Schema, SourceTools, ToolDef};
 use crate::exec::Executor;
+use crate::problem::{Problem, Problems};
 use crate::text::summary_description;
 
 /// Index of a grouped tool in [`Directory::tools`] (its canonical-name rank).
@@ -128,19 +129,13 @@ pub struct Directory {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub struct DirectoryError {
-    /// `(location, problem)` pairs, in source order.
-    pub problems: Vec<(String, String)>,
+    /// Every problem, in source order.
+    pub problems: Problems,
 }
 
 impl fmt::Display for DirectoryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, (loc, msg)) in self.problems.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; ")?;
-            }
-            write!(f, "{loc}: {msg}")?;
-        }
-        Ok(())
+        self.problems.fmt(f)
     }
 }
 
@@ -334,8 +329,8 @@ impl Directory {
 }
 
 /// Every problem with a set of sources, each with its location.
-fn validate(sources: &[SourceTools]) -> Vec<(String, String)> {
-    let mut problems = Vec::new();
+fn validate(sources: &[SourceTools]) -> Problems {
+    let mut problems = Problems::new();
     // group name -> (description, first source)
     let mut groups: FxHashMap<&str, (&str, &str)> = FxHashMap::default();
     let mut local_names: FxHashMap<(&str, &str), &str> = FxHashMap::default();
@@ -350,35 +345,39 @@ fn validate(sources: &[SourceTools]) -> Vec<(String, String)> {
                     group_description_problem(&g.description),
                 ];
                 if own.iter().any(Option::is_some) {
-                    problems.extend(own.into_iter().flatten().map(|p| (gloc.clone(), p)));
+                    problems.extend(
+                        own.into_iter()
+                            .flatten()
+                            .map(|p| Problem::new(gloc.clone(), p)),
+                    );
                     continue;
                 }
                 let (desc, first) = *groups
                     .entry(&g.name)
                     .or_insert((&g.description, &src.source));
                 if desc != g.description {
-                    problems.push((
+                    problems.add(
                         gloc,
                         format!(
                             "source {first:?} already describes this group differently; \
                              sources sharing a group must use the same description"
                         ),
-                    ));
+                    );
                     continue;
                 }
                 for (i, def) in src.tools.iter().enumerate() {
                     let tloc = || format!("{gloc}: tools[{i}] ({:?})", def.name);
                     if let Some(p) = tool_name_problem(&def.name) {
-                        problems.push((tloc(), p));
+                        problems.add(tloc(), p);
                     } else if let Some(other) =
                         local_names.insert((&g.name, &def.name), &src.source)
                     {
-                        problems.push((
+                        problems.add(
                             tloc(),
                             format!(
                                 "tool name is already used in this group (by source {other:?})"
                             ),
-                        ));
+                        );
                     }
                 }
             }
@@ -386,12 +385,12 @@ fn validate(sources: &[SourceTools]) -> Vec<(String, String)> {
                 for (i, def) in src.tools.iter().enumerate() {
                     let tloc = || format!("{sloc}: tools[{i}] ({:?})", def.name);
                     if let Some(p) = tool_name_problem(&def.name) {
-                        problems.push((tloc(), p));
+                        problems.add(tloc(), p);
                     } else if let Some(other) = direct_names.insert(&def.name, &src.source) {
-                        problems.push((
+                        problems.add(
                             tloc(),
                             format!("direct tool name is already used by source {other:?}"),
-                        ));
+                        );
                     }
                 }
             }

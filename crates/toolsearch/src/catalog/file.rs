@@ -10,6 +10,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{GroupSpec, SourceTools, ToolDef, empty_object_schema};
+use crate::problem::Problems;
 
 /// A parsed catalog file.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -71,21 +72,15 @@ pub enum CatalogFileError {
     Invalid {
         /// The file.
         file: String,
-        /// `(location, problem)` pairs.
-        problems: Vec<(String, String)>,
+        /// Every problem, each with its place in the file (empty: the file as a whole).
+        problems: Problems,
     },
 }
 
-fn join_problems(file: &str, problems: &[(String, String)]) -> String {
+fn join_problems(file: &str, problems: &Problems) -> String {
     problems
         .iter()
-        .map(|(loc, msg)| {
-            if loc.is_empty() {
-                format!("{file}: {msg}")
-            } else {
-                format!("{file}: {loc}: {msg}")
-            }
-        })
+        .map(|p| format!("{file}: {p}"))
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -126,16 +121,13 @@ fn parse_thorough(file: &str, text: &str) -> Result<CatalogFile, CatalogFileErro
         file: file.to_owned(),
         source,
     })?;
-    let mut p = Problems::default();
+    let mut p = Problems::new();
     let catalog = read_catalog(&mut value, &mut p);
-    if p.0.is_empty() {
-        Ok(catalog)
-    } else {
-        Err(CatalogFileError::Invalid {
+    p.or_ok(catalog)
+        .map_err(|problems| CatalogFileError::Invalid {
             file: file.to_owned(),
-            problems: p.0,
+            problems,
         })
-    }
 }
 
 /// The fast path: serde structs, strict where the thorough pass is strict.
@@ -261,25 +253,17 @@ mod fast {
     }
 }
 
-#[derive(Default)]
-struct Problems(Vec<(String, String)>);
-
-impl Problems {
-    fn add(&mut self, loc: &str, msg: impl Into<String>) {
-        self.0.push((loc.to_owned(), msg.into()));
-    }
-
-    fn unknown_keys(&mut self, loc: &str, obj: &Map<String, Value>, known: &[&str]) {
-        for key in obj.keys() {
-            if !known.contains(&key.as_str()) && !key.starts_with("x-") {
-                self.add(
-                    loc,
-                    format!(
-                        "unknown key {key:?} (expected one of: {})",
-                        known.join(", ")
-                    ),
-                );
-            }
+/// A problem at `loc` for each key of `obj` not in `known` (an `x-` key is an extension).
+fn unknown_keys(p: &mut Problems, loc: &str, obj: &Map<String, Value>, known: &[&str]) {
+    for key in obj.keys() {
+        if !known.contains(&key.as_str()) && !key.starts_with("x-") {
+            p.add(
+                loc,
+                format!(
+                    "unknown key {key:?} (expected one of: {})",
+                    known.join(", ")
+                ),
+            );
         }
     }
 }
@@ -304,7 +288,7 @@ fn read_catalog(value: &mut Value, p: &mut Problems) -> CatalogFile {
         );
         return out;
     };
-    p.unknown_keys("", root, &["groups", "tools"]);
+    unknown_keys(p, "", root, &["groups", "tools"]);
     for (i, g) in array_at(root, "groups", "", p).iter_mut().enumerate() {
         if let Some(group) = read_group(i, g, p) {
             out.groups.push(group);
@@ -345,7 +329,7 @@ fn read_group(
     let kind = type_name(g);
     let Value::Object(obj) = g else {
         p.add(
-            &format!("groups[{i}]"),
+            format!("groups[{i}]"),
             format!("a group is an object, not {kind}"),
         );
         return None;
@@ -355,7 +339,12 @@ fn read_group(
         Some(n) => format!("groups[{i}] ({n:?})"),
         None => format!("groups[{i}]"),
     };
-    p.unknown_keys(&loc, obj, &["name", "description", "instructions", "tools"]);
+    unknown_keys(
+        p,
+        &loc,
+        obj,
+        &["name", "description", "instructions", "tools"],
+    );
     let name = required_string(obj, "name", &loc, p);
     let description = required_string(obj, "description", &loc, p);
     let mut instructions = Vec::new();
@@ -424,7 +413,7 @@ fn read_tool(loc: &str, t: &mut Value, p: &mut Problems) -> Option<ToolDef> {
         Some(n) => format!("{loc} ({n:?})"),
         None => loc.to_owned(),
     };
-    let before = p.0.len();
+    let before = p.len();
     let name = required_string(obj, "name", &loc, p);
     let description = match obj.get("description") {
         None | Some(Value::Null) => String::new(),
@@ -440,7 +429,7 @@ fn read_tool(loc: &str, t: &mut Value, p: &mut Problems) -> Option<ToolDef> {
     let input = schema_at(obj, "inputSchema", &loc, p).unwrap_or_else(empty_object_schema);
     let output = schema_at(obj, "outputSchema", &loc, p);
     let name = name?;
-    if p.0.len() != before {
+    if p.len() != before {
         return None;
     }
     let mut def = ToolDef::new(name, description).with_input_schema(input);

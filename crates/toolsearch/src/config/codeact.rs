@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::range::outside;
+use crate::problem::Problems;
 
 /// Default wall time of one run.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(10_000);
@@ -80,8 +81,8 @@ impl CodeActSettings {
     }
 
     /// Every problem with these settings, each with its key.
-    pub fn problems(&self) -> Vec<String> {
-        let mut out = Vec::new();
+    pub fn problems(&self) -> Problems {
+        let mut out = Problems::new();
         let ms = self.timeout.as_millis();
         out.extend(outside("codeact.timeout_ms", ms, &(1..=600_000)));
         out.extend(outside(

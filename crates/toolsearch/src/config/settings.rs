@@ -8,6 +8,7 @@ use super::{
     MAX_SEARCH_BYTES_RANGE, SearchMethod, Surface,
 };
 use crate::catalog::name::is_valid_control_name;
+use crate::problem::Problems;
 
 /// The names of every control (configurable under `[names]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,19 +96,23 @@ impl ControlNames {
     }
 
     /// Problems with the names shown (see [`shown`](Self::shown)): pattern, and distinctness.
-    pub fn problems(&self, surface: Surface, codeact: &CodeActSettings) -> Vec<String> {
-        let mut out = Vec::new();
+    pub fn problems(&self, surface: Surface, codeact: &CodeActSettings) -> Problems {
+        let mut out = Problems::new();
         let names = self.shown(surface, codeact);
         for (i, (key, name)) in names.iter().enumerate() {
             if !is_valid_control_name(name) {
-                out.push(format!(
-                    "names.{key}: {name:?} is not a valid control name ([A-Za-z_][A-Za-z0-9_-]{{0,63}})"
-                ));
+                out.add(
+                    format!("names.{key}"),
+                    format!(
+                        "{name:?} is not a valid control name ([A-Za-z_][A-Za-z0-9_-]{{0,63}})"
+                    ),
+                );
             }
             if let Some((other, _)) = names[..i].iter().find(|(_, n)| n == name) {
-                out.push(format!(
-                    "names.{key}: {name:?} is also the name of names.{other}"
-                ));
+                out.add(
+                    format!("names.{key}"),
+                    format!("{name:?} is also the name of names.{other}"),
+                );
             }
         }
         out
@@ -198,8 +203,8 @@ impl Settings {
     }
 
     /// Every problem with these settings.
-    pub fn problems(&self) -> Vec<String> {
-        let mut out = Vec::new();
+    pub fn problems(&self) -> Problems {
+        let mut out = Problems::new();
         out.extend(outside(
             "search.max_results",
             self.max_results,
@@ -230,10 +235,10 @@ impl Settings {
         ));
         out.extend(outside("search.hybrid.rrf_k", h.rrf_k, &(0.0..=1000.0)));
         if !(h.confidence_scale.is_finite() && h.confidence_scale > 0.0) {
-            out.push(format!(
-                "search.hybrid.confidence_scale: {} is not a positive number",
-                h.confidence_scale
-            ));
+            out.add(
+                "search.hybrid.confidence_scale",
+                format!("{} is not a positive number", h.confidence_scale),
+            );
         }
         out.extend(outside(
             "search.hybrid.confidence_slope",

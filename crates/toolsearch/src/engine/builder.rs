@@ -13,6 +13,7 @@ use crate::config::{SearchMethod, Settings};
 use crate::dispatch::{Approval, AuditSink, CallInfo, CallPath, Observer, RateLimiter};
 use crate::exec::Session;
 use crate::policy::{Policy, ToolGlobs};
+use crate::problem::Problems;
 use crate::search::SearchIndex;
 use crate::search::semantic::Embeddings;
 use crate::skills::Skills;
@@ -22,8 +23,8 @@ use crate::skills::Skills;
 #[non_exhaustive]
 pub enum EngineError {
     /// Invalid settings.
-    #[error("{}", .0.join("; "))]
-    Settings(Vec<String>),
+    #[error("{0}")]
+    Settings(Problems),
     /// Invalid sources.
     #[error(transparent)]
     Directory(#[from] DirectoryError),
