@@ -4,8 +4,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolsearch::dispatch::Toolset;
-use toolsearch::exec::ExecError;
+use toolsearch::ExecError;
+use toolsearch::Toolset;
 use toolsearch::{Engine, GroupSpec};
 
 #[derive(Deserialize, JsonSchema)]

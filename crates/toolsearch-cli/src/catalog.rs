@@ -44,7 +44,7 @@ pub fn run(a: CatalogArgs) -> anyhow::Result<ExitCode> {
             toolsearch_mcp::GatewayOptions::default().with_skills(crate::wiring::skills(&config)?);
         let (gateway, statuses) = crate::wiring::connect_once(config, options, wait).await?;
         let snapshot = gateway.engine().snapshot();
-        let catalog = toolsearch::catalog::catalog_json(snapshot.directory());
+        let catalog = toolsearch::catalog_json(snapshot.directory());
         gateway.shutdown().await;
         let failed: Vec<(String, String)> = statuses
             .into_iter()

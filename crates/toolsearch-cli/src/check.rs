@@ -87,8 +87,8 @@ pub fn run(a: CheckArgs) -> anyhow::Result<ExitCode> {
                     .iter()
                     .map(|(k, v)| (format!("identity.{k}"), v.clone()))
                     .collect();
-                context.insert(toolsearch::policy::CLIENT_PATH.to_owned(), c.name.clone());
-                let session = toolsearch::exec::Session::with_context(context);
+                context.insert(toolsearch::CLIENT_PATH.to_owned(), c.name.clone());
+                let session = toolsearch::Session::with_context(context);
                 [
                     c.name.clone(),
                     gateway.engine().visible_tools(&session).to_string(),

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use toolsearch::config::Surface;
+use toolsearch::Surface;
 use toolsearch::vendor::Format;
-use toolsearch::{Engine, Settings, catalog::load_catalog_file};
+use toolsearch::{Engine, Settings, load_catalog_file};
 use toolsearch_mcp::config::load_config;
 
 use crate::EXIT_TOOL_ERROR;

@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use serde_json::Value;
-use toolsearch::catalog::{View, load_catalog_file};
 use toolsearch::vendor::{self, Format};
 use toolsearch::{Engine, Settings};
+use toolsearch::{View, load_catalog_file};
 use toolsearch_mcp::config::load_config;
 
 #[derive(Debug, Args)]

@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use toolsearch::catalog::{Directory, load_catalog_file};
-use toolsearch::config::SearchMethod;
+use toolsearch::SearchMethod;
 use toolsearch::eval::{EvalError, Report, Split, evaluate, load_queries, recall_plot_svg};
-use toolsearch::search::semantic::Embeddings;
+use toolsearch::search::Embeddings;
+use toolsearch::{Directory, load_catalog_file};
 use toolsearch::{Query, SearchIndex, Searcher, Settings, Snapshot};
 use toolsearch_mcp::config::load_config;
 

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use toolsearch::CodeRunner;
 use toolsearch::Settings;
-use toolsearch::codeact::CodeRunner;
-use toolsearch::skills::Skills;
+use toolsearch::Skills;
 use toolsearch_mcp::config::Config;
 use toolsearch_mcp::gateway::{CONNECTING, Gateway, GatewayOptions, SourceStatus};
 
@@ -64,10 +64,7 @@ pub async fn connect_once(
 /// are in.
 pub async fn serve_options(
     config: &Config,
-) -> anyhow::Result<(
-    GatewayOptions,
-    Option<Arc<toolsearch::search::semantic::Embeddings>>,
-)> {
+) -> anyhow::Result<(GatewayOptions, Option<Arc<toolsearch::search::Embeddings>>)> {
     let settings = config.settings.clone();
     let semantic = tokio::task::spawn_blocking(move || {
         toolsearch_embed::semantic_search_building(&settings, settings.method)
@@ -87,10 +84,7 @@ pub async fn serve_options(
 
 /// Builds the embedding cache of `gateway`'s tools once its sources are in (each connected or
 /// failed once), with progress on stderr; searches before it is done embed what they need.
-pub async fn build_cache(
-    gateway: Arc<Gateway>,
-    semantic: Arc<toolsearch::search::semantic::Embeddings>,
-) {
+pub async fn build_cache(gateway: Arc<Gateway>, semantic: Arc<toolsearch::search::Embeddings>) {
     gateway.settled().await;
     let snapshot = gateway.engine().snapshot();
     let built = tokio::task::spawn_blocking(move || {

@@ -15,9 +15,9 @@ use std::sync::{Arc, OnceLock};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::catalog::CodeActTools;
-use toolsearch::config::CodeActSettings;
-use toolsearch::dispatch::Toolset;
+use toolsearch::CodeActSettings;
+use toolsearch::CodeActTools;
+use toolsearch::Toolset;
 use toolsearch::{Engine, GroupSpec, Settings};
 use toolsearch_codeact::MontyRunner;
 

@@ -16,7 +16,7 @@ use monty_types::{
 };
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
-use toolsearch::codeact::{CodeError, CodeJob, HostReply, MAX_STDOUT_BYTES};
+use toolsearch::{CodeError, CodeJob, HostReply, MAX_STDOUT_BYTES};
 
 use crate::alloc::{enter_sandbox_thread, vm_turn};
 use crate::convert::{self, TooDeep};

@@ -12,9 +12,7 @@ use std::sync::{Arc, Once};
 use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
-use toolsearch::codeact::{
-    CodeError, CodeJob, CodeOutcome, CodeRunner, Host, HostReply, RunFuture,
-};
+use toolsearch::{CodeError, CodeJob, CodeOutcome, CodeRunner, Host, HostReply, RunFuture};
 
 pub use alloc::SandboxAllocator;
 

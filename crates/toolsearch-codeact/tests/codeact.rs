@@ -12,11 +12,11 @@ use golden::Golden;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::catalog::CodeActTools;
-use toolsearch::config::CodeActSettings;
-use toolsearch::dispatch::{Approval, Toolset};
-use toolsearch::exec::{ExecError, Session};
+use toolsearch::CodeActSettings;
+use toolsearch::CodeActTools;
+use toolsearch::{Approval, Toolset};
 use toolsearch::{Engine, EngineBuilder, GroupSpec, Settings};
+use toolsearch::{ExecError, Session};
 use toolsearch_codeact::{MontyRunner, SandboxAllocator};
 
 #[global_allocator]
@@ -609,7 +609,7 @@ async fn bad_arguments_are_invalid_requests() {
 /// Each surface's own controls are the program's functions; the others are not defined.
 #[tokio::test]
 async fn every_surface_gives_programs_its_own_controls() {
-    use toolsearch::config::Surface;
+    use toolsearch::Surface;
     let log = Log::default();
     let on = |surface: Surface| {
         let settings = Settings::default()

@@ -6,9 +6,9 @@
 
 use std::path::PathBuf;
 
-use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::search::Corpus;
-use toolsearch::search::semantic::{Embedder, tool_text};
+use toolsearch::search::{Embedder, tool_text};
+use toolsearch::{Directory, load_catalog_file};
 use toolsearch_embed::LocalModel;
 
 fn main() {

@@ -18,10 +18,10 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use toolsearch::SearchIndex;
-use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::eval::{Split, load_queries, tool_key};
 use toolsearch::search::Corpus;
-use toolsearch::search::semantic::{Embeddings, tool_text};
+use toolsearch::search::{Embeddings, tool_text};
+use toolsearch::{Directory, load_catalog_file};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();

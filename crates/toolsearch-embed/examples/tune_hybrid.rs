@@ -11,11 +11,11 @@
 mod common;
 
 use toolsearch::SearchIndex;
-use toolsearch::catalog::{Directory, load_catalog_file};
-use toolsearch::config::{Fusion, HybridParams};
 use toolsearch::eval::{DEPTH, Scorer, Split, load_queries, tool_key};
-use toolsearch::search::hybrid::{self, fuse};
-use toolsearch::search::semantic::Embeddings;
+use toolsearch::search::Embeddings;
+use toolsearch::search::{FUSION_DEPTH, fuse};
+use toolsearch::{Directory, load_catalog_file};
+use toolsearch::{Fusion, HybridParams};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let max: usize = std::env::args()
@@ -83,8 +83,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             for q in &queries {
                 let v = sem.embed_query(&q.query)?;
                 let (dense, _) =
-                    vectors.search_query(&v, scope.clone(), hybrid::DEPTH, f32::MIN, None);
-                let (sparse, _) = bm25.search(&q.query, scope.clone(), hybrid::DEPTH);
+                    vectors.search_query(&v, scope.clone(), FUSION_DEPTH, f32::MIN, None);
+                let (sparse, _) = bm25.search(&q.query, scope.clone(), FUSION_DEPTH);
                 prepared.push((dense, sparse));
             }
             for (i, p) in grid.iter().enumerate() {

@@ -6,7 +6,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde::Deserialize;
-use toolsearch::search::semantic::{EmbedError, Embedder};
+use toolsearch::search::{EmbedError, Embedder};
 
 use crate::LoadError;
 

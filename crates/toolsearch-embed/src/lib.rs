@@ -19,8 +19,8 @@ pub use endpoint::EndpointEmbedder;
 #[cfg(feature = "local-model")]
 pub use local::{DEFAULT_MAX_TOKENS, LocalModel, Pooling};
 use toolsearch::Settings;
-use toolsearch::config::{EmbeddingSettings, SearchMethod, Surface};
-use toolsearch::search::semantic::{Embedder, Embeddings};
+use toolsearch::search::{Embedder, Embeddings};
+use toolsearch::{EmbeddingSettings, SearchMethod, Surface};
 
 /// Why an embedder could not be set up.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

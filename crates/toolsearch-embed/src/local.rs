@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
-use toolsearch::search::semantic::{EmbedError, Embedder};
+use toolsearch::search::{EmbedError, Embedder};
 
 use crate::LoadError;
 use crate::bert::{Bert, BertConfig};

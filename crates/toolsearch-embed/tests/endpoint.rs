@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use toolsearch::search::semantic::Embedder;
+use toolsearch::search::Embedder;
 use toolsearch_embed::EndpointEmbedder;
 
 /// Serves `/v1/embeddings`: each input's vector is `[len(text), 1]`, listed in reverse with

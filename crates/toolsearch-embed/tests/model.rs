@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use toolsearch::search::semantic::{Embedder, dot, normalize};
+use toolsearch::search::{Embedder, dot, normalize};
 use toolsearch_embed::LocalModel;
 
 fn model_dir() -> Option<PathBuf> {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolsearch::dispatch::Toolset;
+use toolsearch::Toolset;
 use toolsearch::{Engine, GroupSpec};
 use toolsearch_mcp::Metrics;
 

@@ -16,7 +16,7 @@ use rmcp::model::{
     ElicitationSchema, InputRequest, InputRequiredResult, InputResponses,
 };
 use rmcp::service::{Peer, RoleServer};
-use toolsearch::exec::{ApprovalAnswer, ApprovalRequest, Approver, BoxFuture};
+use toolsearch::{ApprovalAnswer, ApprovalRequest, Approver, BoxFuture};
 
 /// The key of the approval question among an `input_required` result's requests.
 pub const INPUT_KEY: &str = "approval";

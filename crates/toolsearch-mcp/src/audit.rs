@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 use serde_json::json;
-use toolsearch::dispatch::{AuditRecord, AuditSink};
+use toolsearch::{AuditRecord, AuditSink};
 
 /// A sink appending each record to `path` (created when missing), one line each.
 pub fn file_sink(path: &Path) -> std::io::Result<AuditSink> {

@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use crate::config::AccessConfig;
-use toolsearch::dispatch::CALLER_PATH;
-use toolsearch::policy::CLIENT_PATH;
+use toolsearch::CALLER_PATH;
+use toolsearch::CLIENT_PATH;
 
 #[cfg(feature = "jwt")]
 use self::jwt::JwtVerifier;

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use rmcp::model::InputRequiredResult;
 use serde_json::Value;
-use toolsearch::exec::CallResult;
+use toolsearch::CallResult;
 
 use crate::approval::fresh_state;
 use crate::downstream::Parked;

@@ -26,7 +26,7 @@ use crate::config::{AccessConfig, Config, DEFAULT_STARTUP_WAIT, SourceKind};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
-use toolsearch::policy::{CLIENT_PATH, Policy, ToolGlobs};
+use toolsearch::{CLIENT_PATH, Policy, ToolGlobs};
 use toolsearch::{Engine, EngineError, Problem, Problems, SourceTools};
 
 use crate::approval::Waiting;

@@ -27,7 +27,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use toolsearch::Outcome;
-use toolsearch::dispatch::{CallEvent, Observer, SearchEvent};
+use toolsearch::{CallEvent, Observer, SearchEvent};
 
 /// The `Content-Type` of the Prometheus text format the gateway answers by default.
 pub const PROMETHEUS_TEXT: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;

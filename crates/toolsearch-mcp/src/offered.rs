@@ -7,7 +7,7 @@
 //!   becomes `_u`, then `__`, then `P` (`everything` / `simple-prompt` →
 //!   `everything__simple-prompt`), the same rule as tool names.
 
-use toolsearch::catalog::canonical_name;
+use toolsearch::canonical_name;
 
 const SCHEME: &str = "toolsearch://";
 

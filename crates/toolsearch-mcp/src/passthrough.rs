@@ -23,7 +23,7 @@ use rmcp::model::{
     ReadResourceResult, Reference, ResultType, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use serde_json::Value;
-use toolsearch::exec::Session;
+use toolsearch::Session;
 
 use crate::Gateway;
 use crate::gateway::Follower;

@@ -28,7 +28,7 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
-use toolsearch::exec::{Approver, CallResult, Session, with_approver};
+use toolsearch::{Approver, CallResult, Session, with_approver};
 use tracing::Instrument;
 
 use crate::approval::{self, Answered, Elicit};

@@ -14,7 +14,7 @@ use http::{Method, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use serde_json::{Map, Value, json};
-use toolsearch::exec::Session;
+use toolsearch::Session;
 use toolsearch::vendor::{Format, SEARCH_TOOL};
 use toolsearch::{ErrorCode, Outcome, ToolError};
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::json;
-use toolsearch::exec::Session;
+use toolsearch::Session;
 use toolsearch_mcp::Gateway;
 use toolsearch_mcp::config::parse_config;
 

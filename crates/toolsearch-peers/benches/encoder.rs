@@ -17,9 +17,9 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
-use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::search::Corpus;
-use toolsearch::search::semantic::{Embedder, dot, normalize, tool_text};
+use toolsearch::search::{Embedder, dot, normalize, tool_text};
+use toolsearch::{Directory, load_catalog_file};
 use toolsearch_embed::LocalModel;
 
 const MAX_TOKENS: usize = 128;

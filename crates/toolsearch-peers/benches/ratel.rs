@@ -15,10 +15,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use toolsearch::SearchMethod;
 use toolsearch::Settings;
-use toolsearch::catalog::{Directory, load_catalog_file};
-use toolsearch::config::SearchMethod;
 use toolsearch::eval::{DEPTH, Report, Scorer, Split, load_queries, tool_key};
+use toolsearch::{Directory, load_catalog_file};
 use toolsearch::{Query, SearchIndex, Searcher};
 
 fn data(set: &str) -> PathBuf {

@@ -19,11 +19,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ratel_ai_core::{EmbeddingModel, Origin, ToolRegistry};
+use toolsearch::SearchMethod;
 use toolsearch::Settings;
-use toolsearch::catalog::{Directory, load_catalog_file};
-use toolsearch::config::SearchMethod;
 use toolsearch::eval::{DEPTH, Report, Scorer, Split, load_queries, tool_key};
-use toolsearch::search::semantic::Embeddings;
+use toolsearch::search::Embeddings;
+use toolsearch::{Directory, load_catalog_file};
 use toolsearch::{Query, SearchIndex, Searcher};
 
 fn root() -> PathBuf {

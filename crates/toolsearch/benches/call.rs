@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use toolsearch::dispatch::Toolset;
-use toolsearch::exec::Executor;
+use toolsearch::Executor;
+use toolsearch::Toolset;
 use toolsearch::{Engine, GroupSpec};
 
 #[global_allocator]

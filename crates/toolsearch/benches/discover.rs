@@ -19,11 +19,11 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolsearch::catalog::{Directory, parse_catalog};
-use toolsearch::config::PolicyRule;
-use toolsearch::policy::Policy;
+use toolsearch::Policy;
+use toolsearch::PolicyRule;
 use toolsearch::search::reference::rank_all;
 use toolsearch::vendor::Format;
+use toolsearch::{Directory, parse_catalog};
 use toolsearch::{Engine, Settings, Snapshot};
 
 #[path = "toolbench.rs"]

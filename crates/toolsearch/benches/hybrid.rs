@@ -16,9 +16,9 @@ use std::hint::black_box;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use toolsearch::catalog::Directory;
-use toolsearch::search::hybrid::{DEPTH, fuse};
-use toolsearch::search::semantic::{VectorIndex, dot, normalize};
+use toolsearch::Directory;
+use toolsearch::search::{FUSION_DEPTH, fuse};
+use toolsearch::search::{VectorIndex, dot, normalize};
 use toolsearch::{SearchIndex, Settings};
 
 #[path = "toolbench.rs"]
@@ -83,9 +83,11 @@ fn setup() -> &'static Setup {
 
 fn hybrid(s: &Setup, i: usize) -> usize {
     let scope = 0..s.dir.tools().len() as u32;
-    let (dense, _) = s.vectors.search(&s.qvecs[i], scope.clone(), DEPTH, -1.0);
+    let (dense, _) = s
+        .vectors
+        .search(&s.qvecs[i], scope.clone(), FUSION_DEPTH, -1.0);
     let index = s.index.bm25(&s.dir, &s.settings.bm25);
-    let (bm25, _) = index.search(&queries()[i], scope, DEPTH);
+    let (bm25, _) = index.search(&queries()[i], scope, FUSION_DEPTH);
     let floor = s.settings.semantic.min_similarity();
     fuse(
         &bm25,

@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use peak_alloc::PeakAlloc;
 
-use toolsearch::catalog::parse_catalog;
-use toolsearch::config::Bm25Params;
+use toolsearch::Bm25Params;
+use toolsearch::parse_catalog;
 use toolsearch::{Directory, Snapshot};
 
 mod toolbench;

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 use toolsearch::SourceTools;
-use toolsearch::catalog::{CatalogFile, parse_catalog};
+use toolsearch::{CatalogFile, parse_catalog};
 
 pub const DATA: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -20,32 +20,62 @@
 //   vendor                — the Anthropic and OpenAI tool-search formats: names, export, replies
 //   engine                — the engine snapshot, its builder and the call router
 
-pub mod catalog;
-pub mod codeact;
-pub mod config;
+mod catalog;
+mod codeact;
+mod config;
 mod controls;
-pub mod dispatch;
-pub mod engine;
-pub mod error;
+mod dispatch;
+mod engine;
+mod error;
 pub mod eval;
-pub mod exec;
+mod exec;
 mod outcome;
 mod page;
 mod parallel;
-pub mod policy;
+mod policy;
 mod problem;
 pub mod search;
-pub mod skills;
-pub mod text;
+mod skills;
+mod text;
 pub mod vendor;
 
-pub use catalog::{Directory, GroupSpec, SourceTools, ToolDef};
-pub use config::{SearchMethod, Settings};
+// The catalog: tools, groups, sources, catalog files, the validated directory.
+pub use catalog::name::{group_description_problem, group_name_problem};
+pub use catalog::schema_text::SchemaText;
+pub use catalog::{
+    CatalogFile, CatalogFileError, CodeActTools, DirectEntry, Directory, DirectoryError,
+    GroupEntry, GroupSpec, Presentation, Schema, SourceTools, ToolDef, ToolEntry, ToolId, View,
+    Visibility, canonical_name, catalog_json, load_catalog_file, parse_catalog,
+};
+// Settings and the access rules the engine applies.
+pub use config::{
+    BM25_FIELDS, Bm25Params, CodeActSettings, ControlNames, EmbeddingSettings, Fusion,
+    HybridParams, MAX_RESULTS_RANGE, MAX_SEARCH_BYTES_RANGE, PolicyRule, RateLimit, SearchMethod,
+    Settings, Surface, default_cache_dir, glob_problem, outside, within,
+};
+// The engine, its answers and how a call ended.
 pub use controls::{ControlOutput, Searched, ToolDefinition};
-pub use dispatch::Toolset;
 pub use engine::{Engine, EngineBuilder, EngineError, Snapshot, VendorReply};
 pub use error::{ErrorCode, ToolError};
-pub use exec::{CallResult, ExecError, Executor, Session};
 pub use outcome::Outcome;
 pub use problem::{Problem, Problems};
+// Executing tools: the executor contract, sessions, approvals, hooks, records, local tools.
+pub use dispatch::{
+    Approval, AuditRecord, AuditSink, CALLER_PATH, CallEvent, CallInfo, Observer, RateLimiter,
+    SearchEvent, Toolset,
+};
+pub use exec::{
+    ApprovalAnswer, ApprovalRequest, Approver, BoxFuture, CallResult, ExecError, Executor, Session,
+    with_approver,
+};
+// CodeAct: what runs a program and how it calls back.
+pub use codeact::{
+    CodeError, CodeJob, CodeLimits, CodeOutcome, CodeRunner, Host, HostReply, MAX_CODE_CHARS,
+    MAX_STDOUT_BYTES, RunFuture,
+};
+// Per-caller catalogs and Agent Skills.
+pub use policy::{CLIENT_PATH, CallerClass, Policy, ToolGlobs};
+pub use skills::{Skill, Skills, SkillsError};
+pub use text::words;
+// The search entry point (its building blocks are in [`search`]).
 pub use search::{Query, Ranking, SearchIndex, Searcher};

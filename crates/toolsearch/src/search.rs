@@ -5,32 +5,38 @@
 //! here and in its own module, nowhere else.
 
 mod analysis;
-pub mod bm25;
-pub mod cache;
+mod bm25;
+mod cache;
 mod corpus;
-pub mod hybrid;
+mod hybrid;
 mod index;
-pub mod int8;
-pub mod keyword;
+mod int8;
+pub(crate) mod keyword;
 mod ranking;
 // The exhaustive ranking the tests and benchmarks compare the indexes against: not part of the
-// API.
+// API, built only with the `oracle` feature (which the crate's own tests and benchmarks turn on).
+#[cfg(feature = "oracle")]
 #[doc(hidden)]
 pub mod reference;
-pub mod semantic;
-pub mod sentences;
+pub(crate) mod semantic;
+mod sentences;
 
 pub use analysis::{analyze, terms};
+pub use bm25::{Bm25Index, Explanation, TermExplanation};
+pub use cache::{CacheError, EmbeddingCache};
 pub use corpus::{Corpus, Doc};
+pub use hybrid::{FUSION_DEPTH, adaptive_weight, fuse};
 pub use index::SearchIndex;
-pub use keyword::KeywordIndex;
+pub use keyword::{KeywordIndex, Match, Rank, Ranked};
 pub use ranking::{Hit, Query, Ranking, Scored};
+pub use semantic::{
+    EmbedError, Embedder, Embeddings, QueryVectors, VectorIndex, dot, normalize, tool_text,
+};
 
 use std::ops::Range;
 
 use crate::catalog::{ToolId, Visibility};
 use crate::config::{SearchMethod, Settings};
-use semantic::Embeddings;
 
 /// Searchable fields of the keyword ranking, in priority order (docs/reference.md,
 /// `discover_tools` rule 4).
@@ -223,7 +229,7 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
         if method == SearchMethod::Semantic {
             return Ok(vectors.search_query(&q, scope, need, min, visible));
         }
-        let depth = need.max(hybrid::DEPTH);
+        let depth = need.max(hybrid::FUSION_DEPTH);
         // Unfloored: `fuse` applies the floor to candidates, not to the scale.
         let (dense, _) = vectors.search_query(&q, scope.clone(), depth, f32::MIN, visible);
         let index = self.bm25();

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolsearch::dispatch::Toolset;
+use toolsearch::Toolset;
 use toolsearch::{Engine, GroupSpec};
 
 #[derive(Deserialize, JsonSchema)]

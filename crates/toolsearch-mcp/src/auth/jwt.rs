@@ -10,7 +10,7 @@ use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde_json::Value;
 use tokio::sync::Mutex;
-use toolsearch::dispatch::CALLER_PATH;
+use toolsearch::CALLER_PATH;
 
 use super::{AuthError, AuthSetupError, CallerIdentity};
 

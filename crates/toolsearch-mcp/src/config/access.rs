@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use toolsearch::config::{PolicyRule, RateLimit};
+use toolsearch::{PolicyRule, RateLimit};
 
 /// One `[[client]]`: a caller known by a bearer token.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use toolsearch::config::{PolicyRule, RateLimit, glob_problem, outside};
+use toolsearch::{PolicyRule, RateLimit, glob_problem, outside};
 
 use super::access::{AccessConfig, ClientConfig, JWT_ALGORITHMS, JwksSource, JwtConfig};
 use super::raw::{RawConfig, RawJwt, RawRate};

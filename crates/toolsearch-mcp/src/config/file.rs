@@ -19,7 +19,7 @@ use super::source::{SourceConfig, validate_source};
 use super::telemetry::TelemetryConfig;
 use toolsearch::Problems;
 use toolsearch::Settings;
-use toolsearch::config::within;
+use toolsearch::within;
 
 /// A validated gateway config.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -210,7 +210,7 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Problems) -> Config 
 mod tests {
     use super::*;
     use crate::config::SourceKind;
-    use toolsearch::config::SearchMethod;
+    use toolsearch::SearchMethod;
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
         parse_config("gw.toml", text, Path::new("/etc/ts"))
@@ -276,7 +276,7 @@ presentation = "direct"
             Settings::default().semantic.sentences(),
             "on unless turned off"
         );
-        assert_eq!(c.settings.hybrid.fusion, toolsearch::config::Fusion::Rrf);
+        assert_eq!(c.settings.hybrid.fusion, toolsearch::Fusion::Rrf);
         assert_eq!(c.settings.hybrid.semantic_weight, 0.7);
         assert_eq!(
             (
@@ -486,7 +486,7 @@ catalog = "c.json"
         assert_eq!(ca.timeout, std::time::Duration::from_millis(2500));
         assert_eq!((ca.max_memory_mb, ca.max_calls), (32, 7));
         assert_eq!(c.settings.names.run_code, "python");
-        use toolsearch::catalog::CodeActTools;
+        use toolsearch::CodeActTools;
         assert_eq!(c.sources[0].codeact, CodeActTools::All);
         assert_eq!(
             c.sources[1].codeact,

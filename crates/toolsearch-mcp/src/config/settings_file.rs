@@ -7,7 +7,7 @@ use std::path::Path;
 use super::raw::{RawCodeAct, RawConfig};
 use toolsearch::Problems;
 use toolsearch::Settings;
-use toolsearch::config::{
+use toolsearch::{
     CodeActSettings, ControlNames, Fusion, MAX_RESULTS_RANGE, MAX_SEARCH_BYTES_RANGE, SearchMethod,
     Surface, outside,
 };

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use super::access_file::is_context_path;
 use super::raw::{RawCodeActTools, RawSource, RawToolFilter};
+use toolsearch::CodeActTools;
 use toolsearch::Problems;
-use toolsearch::catalog::CodeActTools;
-use toolsearch::catalog::name::{group_description_problem, group_name_problem};
-use toolsearch::config::{glob_problem, within};
+use toolsearch::{glob_problem, within};
+use toolsearch::{group_description_problem, group_name_problem};
 
 /// The variables of the gateway's environment every stdio upstream gets, as the official MCP
 /// SDKs pass them by default (their `DEFAULT_INHERITED_ENV_VARS`); nothing else of the

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use toolsearch::codeact::CodeRunner;
-use toolsearch::search::semantic::Embeddings;
-use toolsearch::skills::Skills;
+use toolsearch::CodeRunner;
+use toolsearch::Skills;
+use toolsearch::search::Embeddings;
 
 /// What the gateway takes from its caller beside the config: the embedder and cache of
 /// `semantic` and `hybrid` search, and the skills catalog of the `capabilities` surface (the

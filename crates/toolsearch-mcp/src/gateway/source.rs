@@ -7,8 +7,8 @@ use crate::config::{SourceConfig, SourceKind};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use toolsearch::ToolDef;
-use toolsearch::catalog::{GroupSpec, SourceTools, load_catalog_file};
-use toolsearch::policy::ToolGlobs;
+use toolsearch::ToolGlobs;
+use toolsearch::{GroupSpec, SourceTools, load_catalog_file};
 
 use super::{CONNECTING, GatewayError};
 use crate::upstream::{ConnectionOptions, Upstream, UpstreamEvent, UpstreamExecutor};

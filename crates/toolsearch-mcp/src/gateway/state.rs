@@ -1,8 +1,8 @@
 //! How a source's state changes — re-listed, (re)connected, down — and the snapshot swapped in
 //! after each change.
 
-use toolsearch::catalog::{SourceTools, ToolDef};
-use toolsearch::engine::EngineError;
+use toolsearch::EngineError;
+use toolsearch::{SourceTools, ToolDef};
 
 use super::Gateway;
 use super::source::{Origin, SourceState};

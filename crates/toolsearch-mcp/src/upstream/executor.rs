@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolRequestParams, RequestParamsMeta};
 use serde_json::{Map, Value};
-use toolsearch::exec::{BoxFuture, CallResult, ExecError, Executor, Session};
+use toolsearch::{BoxFuture, CallResult, ExecError, Executor, Session};
 use tracing::Instrument;
 
 use super::Upstream;

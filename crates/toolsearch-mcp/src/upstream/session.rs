@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::config::SourceKind;
-use toolsearch::exec::{ExecError, Session};
+use toolsearch::{ExecError, Session};
 
 use super::Upstream;
 

@@ -4,7 +4,7 @@
 //! ```
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
-//! use toolsearch::dispatch::Toolset;
+//! use toolsearch::Toolset;
 //!
 //! #[derive(Deserialize, JsonSchema)]
 //! struct Lookup {

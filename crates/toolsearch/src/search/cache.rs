@@ -49,7 +49,7 @@ pub enum CacheError {
     },
 }
 
-/// Vectors of one model, keyed by [`text_hash`](super::semantic::text_hash).
+/// Vectors of one model, keyed by the FNV-1a hash of its text.
 #[derive(Debug, Clone)]
 pub struct EmbeddingCache {
     path: PathBuf,

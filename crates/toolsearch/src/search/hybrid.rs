@@ -29,7 +29,7 @@ use crate::config::{Fusion, HybridParams};
 use crate::search::semantic::top_k;
 
 /// How many candidates each side contributes before fusion (at least the page asked for).
-pub const DEPTH: usize = 100;
+pub const FUSION_DEPTH: usize = 100;
 
 /// The best `need` tools of two rankings fused by `params`, best first, and the number of
 /// distinct candidates.

@@ -33,6 +33,7 @@ use crate::catalog::{ToolId, Visibility};
 use crate::text::{distinct_words, fold};
 use accumulate::{Scratch, apply, collect, unpack};
 use build::Postings;
+#[cfg(feature = "oracle")]
 pub(crate) use build::for_each_field;
 use hits::HitCache;
 
@@ -72,6 +73,7 @@ pub struct Ranked {
     pub no_keywords: bool,
 }
 
+#[cfg(feature = "oracle")]
 /// Orders matches best first, ties by canonical name (= tool id).
 pub fn best_first(a: &Match, b: &Match) -> std::cmp::Ordering {
     b.rank.cmp(&a.rank).then(a.tool.cmp(&b.tool))

@@ -8,15 +8,11 @@ use std::sync::{Arc, Mutex};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::config::{PolicyRule, RateLimit};
-use toolsearch::dispatch::{
-    AuditRecord, AuditSink, CALLER_PATH, CallEvent, Observer, SearchEvent, Toolset,
-};
-use toolsearch::exec::{
-    ApprovalAnswer, ApprovalRequest, Approver, BoxFuture, Session, with_approver,
-};
-use toolsearch::policy::{CLIENT_PATH, Policy, ToolGlobs};
+use toolsearch::{ApprovalAnswer, ApprovalRequest, Approver, BoxFuture, Session, with_approver};
+use toolsearch::{AuditRecord, AuditSink, CALLER_PATH, CallEvent, Observer, SearchEvent, Toolset};
+use toolsearch::{CLIENT_PATH, Policy, ToolGlobs};
 use toolsearch::{Engine, EngineBuilder, GroupSpec};
+use toolsearch::{PolicyRule, RateLimit};
 
 #[derive(Deserialize, JsonSchema)]
 struct Amount {

@@ -2,12 +2,12 @@
 //! eval metrics on hand-computed cases.
 
 use serde_json::json;
-use toolsearch::catalog::{Directory, parse_catalog};
-use toolsearch::config::Bm25Params;
-use toolsearch::config::SearchMethod;
+use toolsearch::Bm25Params;
+use toolsearch::SearchMethod;
 use toolsearch::eval::{DEPTH, Scorer};
-use toolsearch::search::bm25::Bm25Index;
+use toolsearch::search::Bm25Index;
 use toolsearch::search::terms;
+use toolsearch::{Directory, parse_catalog};
 use toolsearch::{Engine, Settings};
 
 use crate::common::{FILES, engine, names, rank, run};

@@ -7,9 +7,9 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::config::Surface;
-use toolsearch::dispatch::{Approval, CallInfo, Toolset};
-use toolsearch::exec::ExecError;
+use toolsearch::ExecError;
+use toolsearch::Surface;
+use toolsearch::{Approval, CallInfo, Toolset};
 use toolsearch::{CallResult, Engine, EngineBuilder, GroupSpec, Settings};
 
 #[derive(Deserialize, JsonSchema)]
@@ -107,7 +107,7 @@ fn builder(runs: &Arc<Runs>) -> EngineBuilder {
     Engine::builder()
         .source(crm(runs).into_group("crm-svc", GroupSpec::new("crm", "Customer records")))
         .source(clock.into_direct("clock"))
-        .sources(crate::common::fixture_sources("seed.json").into_iter().filter(|s| s.source == "seed.json" && matches!(&s.presentation, toolsearch::catalog::Presentation::Group(g) if g.name == "billing")))
+        .sources(crate::common::fixture_sources("seed.json").into_iter().filter(|s| s.source == "seed.json" && matches!(&s.presentation, toolsearch::Presentation::Group(g) if g.name == "billing")))
         .call_timeout(Duration::from_millis(200))
 }
 
@@ -463,7 +463,7 @@ async fn usage_limits_stop_calls_before_dispatch() {
     );
     assert_eq!(e.session().calls(), 5);
     // A separate session has its own count.
-    let s = Arc::new(toolsearch::exec::Session::new());
+    let s = Arc::new(toolsearch::Session::new());
     assert!(!e.handle_in(&s, "now", json!({})).await.is_error);
     assert_eq!(s.calls(), 1);
 }
@@ -561,12 +561,12 @@ async fn the_toolproxy_surface_searches_names_descriptions_and_groups_and_calls(
 #[derive(Debug)]
 struct OwnLimit(Duration);
 
-impl toolsearch::exec::Executor for OwnLimit {
+impl toolsearch::Executor for OwnLimit {
     fn call(
         &self,
         _tool: &str,
         arguments: serde_json::Map<String, Value>,
-    ) -> toolsearch::exec::BoxFuture<Result<CallResult, ExecError>> {
+    ) -> toolsearch::BoxFuture<Result<CallResult, ExecError>> {
         let millis = arguments["millis"].as_u64().unwrap_or(0);
         Box::pin(async move {
             tokio::time::sleep(Duration::from_millis(millis)).await;

@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::config::{SearchMethod, Surface};
-use toolsearch::dispatch::Toolset;
-use toolsearch::exec::ExecError;
-use toolsearch::skills::Skills;
+use toolsearch::ExecError;
+use toolsearch::Skills;
+use toolsearch::Toolset;
 use toolsearch::{CallResult, Engine, EngineBuilder, GroupSpec, Settings};
+use toolsearch::{SearchMethod, Surface};
 
 use crate::common::shared_data_or_skip;
 
@@ -159,7 +159,7 @@ async fn top_k_defaults_clamps_and_never_errors() {
     let Some(path) = shared_data_or_skip("toolbench-stable/catalog.json") else {
         return;
     };
-    let sources = toolsearch::catalog::load_catalog_file(&path)
+    let sources = toolsearch::load_catalog_file(&path)
         .expect("catalog")
         .into_sources("tb", false);
     let e = Engine::builder()

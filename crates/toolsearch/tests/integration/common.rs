@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use toolsearch::catalog::load_catalog_file;
-use toolsearch::config::SearchMethod;
-use toolsearch::search::semantic::Embeddings;
+use toolsearch::SearchMethod;
+use toolsearch::load_catalog_file;
+use toolsearch::search::Embeddings;
 use toolsearch::search::{Hit, Query, SearchError, SearchIndex, Searcher};
 use toolsearch::{ControlOutput, Directory, Engine, Settings, SourceTools};
 

@@ -239,8 +239,8 @@ fn control_results_match_golden_files() {
             .with_max_search_bytes(c.max_search_bytes);
         if c.capabilities {
             settings = settings
-                .with_surface(toolsearch::config::Surface::Capabilities)
-                .with_method(toolsearch::config::SearchMethod::Bm25);
+                .with_surface(toolsearch::Surface::Capabilities)
+                .with_method(toolsearch::SearchMethod::Bm25);
         }
         let e = engine("seed_golden.json", settings);
         let out = run(&e, c.control, c.args.clone());

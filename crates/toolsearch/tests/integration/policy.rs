@@ -7,11 +7,11 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::config::{PolicyRule, Surface};
-use toolsearch::dispatch::Toolset;
-use toolsearch::exec::Session;
-use toolsearch::policy::{CLIENT_PATH, Policy};
+use toolsearch::Session;
+use toolsearch::Toolset;
+use toolsearch::{CLIENT_PATH, Policy};
 use toolsearch::{Engine, GroupSpec, Settings};
+use toolsearch::{PolicyRule, Surface};
 
 #[derive(Deserialize, JsonSchema)]
 struct Id {

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use toolsearch::catalog::{Directory, load_catalog_file};
 use toolsearch::search::KeywordIndex;
 use toolsearch::search::reference::rank_all;
+use toolsearch::{Directory, load_catalog_file};
 use toolsearch::{Engine, GroupSpec, Settings, SourceTools, ToolDef};
 
 use crate::common::{shared_data, shared_data_or_skip};

@@ -164,7 +164,7 @@ fn no_grouped_tools_means_no_controls() {
 
 #[test]
 fn control_names_are_configurable_and_clashes_are_errors() {
-    let mut names_cfg = toolsearch::config::ControlNames::default();
+    let mut names_cfg = toolsearch::ControlNames::default();
     names_cfg.discover = "find".into();
     let e = engine(
         "seed.json",

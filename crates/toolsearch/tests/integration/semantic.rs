@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use toolsearch::catalog::{Directory, parse_catalog};
-use toolsearch::config::{EmbeddingSettings, SearchMethod};
-use toolsearch::search::semantic::{EmbedError, Embedder, Embeddings, tool_text};
 use toolsearch::search::{Corpus, SearchError};
+use toolsearch::search::{EmbedError, Embedder, Embeddings, tool_text};
+use toolsearch::{Directory, parse_catalog};
+use toolsearch::{EmbeddingSettings, SearchMethod};
 use toolsearch::{Engine, Settings};
 
 use crate::common::{FILES, rank};
@@ -51,7 +51,7 @@ impl Embedder for Concepts {
             .map(|t| {
                 let mut v = vec![0.0; CONCEPTS.len() + 1];
                 v[CONCEPTS.len()] = 0.05; // every text shares a little, like real models
-                for w in toolsearch::text::words(t) {
+                for w in toolsearch::words(t) {
                     for (i, c) in CONCEPTS.iter().enumerate() {
                         if c.contains(&w.as_str()) {
                             v[i] += 1.0;

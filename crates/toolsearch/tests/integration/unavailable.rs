@@ -2,7 +2,7 @@
 //! connecting, or down), so an empty or short answer is never silent about why.
 
 use serde_json::{Value, json};
-use toolsearch::catalog::SourceTools;
+use toolsearch::SourceTools;
 use toolsearch::{Engine, GroupSpec, Settings, ToolDef};
 
 fn engine() -> Engine {

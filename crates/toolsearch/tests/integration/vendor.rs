@@ -8,11 +8,11 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::config::PolicyRule;
-use toolsearch::dispatch::{Approval, CallInfo, Toolset};
-use toolsearch::exec::Session;
-use toolsearch::policy::{CLIENT_PATH, Policy};
+use toolsearch::PolicyRule;
+use toolsearch::Session;
 use toolsearch::vendor::{Format, exported_name};
+use toolsearch::{Approval, CallInfo, Toolset};
+use toolsearch::{CLIENT_PATH, Policy};
 use toolsearch::{Engine, EngineBuilder, GroupSpec, Settings};
 
 #[derive(Deserialize, JsonSchema)]
@@ -480,7 +480,7 @@ async fn a_catalog_of_direct_tools_only_exports_them_and_searches_nothing() {
 /// call it, as a CodeAct program's would; the model's own call of the same tool runs.
 #[tokio::test]
 async fn a_programmatic_vendor_call_needs_a_tool_programs_may_call() {
-    use toolsearch::catalog::CodeActTools;
+    use toolsearch::CodeActTools;
     let e = Engine::builder()
         .source(
             tools(&["find_customer", "delete_customer"])

@@ -9,8 +9,8 @@ use crate::catalog::{ToolId, Visibility};
 use crate::search::{Scored, int8};
 
 /// A query's unit vectors: the whole query's, then (when it has two or more sentences and
-/// [`EmbeddingSettings::sentences`](crate::config::EmbeddingSettings::sentences) is on) each sentence's ([`sentences`](crate::search::sentences::sentences)). A tool's similarity
-/// to the query is its best cosine with any of them.
+/// [`EmbeddingSettings::sentences`](crate::config::EmbeddingSettings::sentences) is on) each
+/// sentence's. A tool's similarity to the query is its best cosine with any of them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryVectors(Vec<Vec<f32>>);
 
@@ -36,7 +36,7 @@ impl QueryVectors {
 }
 
 /// One unit vector per tool of a snapshot, in [`ToolId`] order, kept as signed bytes with a
-/// scale per vector ([`int8`]).
+/// scale per vector (int8 quantization).
 #[derive(Clone, PartialEq)]
 pub struct VectorIndex {
     model_id: String,
@@ -81,7 +81,7 @@ impl VectorIndex {
         }
     }
 
-    /// An index from rows already quantized (by [`int8::quantize`], of unit vectors).
+    /// An index from rows already quantized (int8, of unit vectors).
     ///
     /// # Panics
     /// When `dim` is 0 or `rows` does not hold one row of `dim` per scale.
