@@ -4,9 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolsearch::ExecError;
-use toolsearch::Toolset;
-use toolsearch::{Engine, GroupSpec};
+use toolsearch::{Engine, ExecError, GroupSpec, Toolset};
 
 #[derive(Deserialize, JsonSchema)]
 struct CustomerId {

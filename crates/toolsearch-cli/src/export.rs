@@ -9,8 +9,7 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::Value;
 use toolsearch::vendor::{self, Format};
-use toolsearch::{Engine, Settings};
-use toolsearch::{View, load_catalog_file};
+use toolsearch::{Engine, Settings, View, load_catalog_file};
 use toolsearch_mcp::config::load_config;
 
 #[derive(Debug, Args)]

@@ -11,8 +11,7 @@ use clap::Args;
 use toolsearch::SearchMethod;
 use toolsearch::eval::{EvalError, Report, Split, evaluate, load_queries, recall_plot_svg};
 use toolsearch::search::Embeddings;
-use toolsearch::{Directory, load_catalog_file};
-use toolsearch::{Query, SearchIndex, Searcher, Settings, Snapshot};
+use toolsearch::{Directory, Query, SearchIndex, Searcher, Settings, Snapshot, load_catalog_file};
 use toolsearch_mcp::config::load_config;
 
 #[derive(Debug, Args)]

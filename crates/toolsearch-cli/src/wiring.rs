@@ -7,9 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use toolsearch::CodeRunner;
-use toolsearch::Settings;
-use toolsearch::Skills;
+use toolsearch::{CodeRunner, Settings, Skills};
 use toolsearch_mcp::config::Config;
 use toolsearch_mcp::gateway::{CONNECTING, Gateway, GatewayOptions, SourceStatus};
 

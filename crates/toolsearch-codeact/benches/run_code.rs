@@ -15,10 +15,7 @@ use std::sync::{Arc, OnceLock};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::CodeActSettings;
-use toolsearch::CodeActTools;
-use toolsearch::Toolset;
-use toolsearch::{Engine, GroupSpec, Settings};
+use toolsearch::{CodeActSettings, CodeActTools, Engine, GroupSpec, Settings, Toolset};
 use toolsearch_codeact::MontyRunner;
 
 #[derive(Deserialize, JsonSchema)]

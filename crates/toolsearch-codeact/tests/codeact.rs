@@ -12,11 +12,10 @@ use golden::Golden;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::CodeActSettings;
-use toolsearch::CodeActTools;
-use toolsearch::{Approval, Toolset};
-use toolsearch::{Engine, EngineBuilder, GroupSpec, Settings};
-use toolsearch::{ExecError, Session};
+use toolsearch::{
+    Approval, CodeActSettings, CodeActTools, Engine, EngineBuilder, ExecError, GroupSpec, Session,
+    Settings, Toolset,
+};
 use toolsearch_codeact::{MontyRunner, SandboxAllocator};
 
 #[global_allocator]

@@ -14,8 +14,7 @@ use toolsearch::SearchIndex;
 use toolsearch::eval::{DEPTH, Scorer, Split, load_queries, tool_key};
 use toolsearch::search::Embeddings;
 use toolsearch::search::{FUSION_DEPTH, fuse};
-use toolsearch::{Directory, load_catalog_file};
-use toolsearch::{Fusion, HybridParams};
+use toolsearch::{Directory, Fusion, HybridParams, load_catalog_file};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let max: usize = std::env::args()

@@ -7,14 +7,16 @@
 
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolsearch::Toolset;
-use toolsearch::{Engine, GroupSpec};
+use toolsearch::{Engine, GroupSpec, Toolset};
 use toolsearch_mcp::Metrics;
+
+#[path = "../../toolsearch/benches/support/median.rs"]
+mod median;
+use median::median;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -39,21 +41,6 @@ fn engine(metrics: Option<Arc<Metrics>>, tools: usize) -> Engine {
         b = b.observer(m);
     }
     b.build().expect("valid")
-}
-
-fn median(mut f: impl FnMut(), n: usize) -> Duration {
-    for _ in 0..n / 10 {
-        f();
-    }
-    let mut t: Vec<Duration> = (0..n)
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed()
-        })
-        .collect();
-    t.sort();
-    t[n / 2]
 }
 
 fn main() {

@@ -7,8 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::config::AccessConfig;
-use toolsearch::CALLER_PATH;
-use toolsearch::CLIENT_PATH;
+use toolsearch::{CALLER_PATH, CLIENT_PATH};
 
 #[cfg(feature = "jwt")]
 use self::jwt::JwtVerifier;

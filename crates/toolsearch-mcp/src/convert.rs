@@ -5,10 +5,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, MetaObject, Tool};
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use toolsearch::CallResult;
-use toolsearch::Schema;
-use toolsearch::ToolDef;
-use toolsearch::ToolDefinition;
+use toolsearch::{CallResult, Schema, ToolDef, ToolDefinition};
 
 /// An upstream tool as a catalog tool, with `unmodelled`: the members it was listed with that
 /// rmcp's `Tool` has no field for (`execution`, ...).

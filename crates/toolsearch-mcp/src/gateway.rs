@@ -26,8 +26,9 @@ use crate::config::{AccessConfig, Config, DEFAULT_STARTUP_WAIT, SourceKind};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
-use toolsearch::{CLIENT_PATH, Policy, ToolGlobs};
-use toolsearch::{Engine, EngineError, Problem, Problems, SourceTools};
+use toolsearch::{
+    CLIENT_PATH, Engine, EngineError, Policy, Problem, Problems, SourceTools, ToolGlobs,
+};
 
 use crate::approval::Waiting;
 use crate::awaiting_input::AwaitingInput;

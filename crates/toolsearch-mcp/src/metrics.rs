@@ -26,8 +26,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-use toolsearch::Outcome;
-use toolsearch::{CallEvent, Observer, SearchEvent};
+use toolsearch::{CallEvent, Observer, Outcome, SearchEvent};
 
 /// The `Content-Type` of the Prometheus text format the gateway answers by default.
 pub const PROMETHEUS_TEXT: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;

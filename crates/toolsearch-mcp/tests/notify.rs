@@ -8,8 +8,7 @@ use std::time::Duration;
 use rmcp::service::{NotificationContext, RoleClient};
 use rmcp::{ClientHandler, ServiceExt};
 use tokio::sync::mpsc;
-use toolsearch::load_catalog_file;
-use toolsearch::{SourceTools, ToolDef};
+use toolsearch::{SourceTools, ToolDef, load_catalog_file};
 use toolsearch_mcp::config::parse_config;
 use toolsearch_mcp::{Gateway, GatewayServer};
 

@@ -15,11 +15,13 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use toolsearch::SearchMethod;
-use toolsearch::Settings;
 use toolsearch::eval::{DEPTH, Report, Scorer, Split, load_queries, tool_key};
-use toolsearch::{Directory, load_catalog_file};
-use toolsearch::{Query, SearchIndex, Searcher};
+use toolsearch::{Directory, Query, SearchIndex, Searcher, load_catalog_file};
+use toolsearch::{SearchMethod, Settings};
+
+#[path = "support/ratel_registry.rs"]
+mod ratel_registry;
+use ratel_registry::register_all;
 
 fn data(set: &str) -> PathBuf {
     if let Some(root) = std::env::var_os("PEER_DATA") {
@@ -82,17 +84,7 @@ fn main() {
         // Ratel: register the same tools; its index is built on the first search, so that
         // search is timed as the build (with one query's cost in it).
         let mut registry = ratel_ai_core::ToolRegistry::new();
-        for id in 0..dir.tools().len() as u32 {
-            let t = dir.tool(id);
-            registry.register(ratel_ai_core::Tool {
-                id: tool_key(&dir, id),
-                name: t.name.clone(),
-                description: t.description.clone(),
-                experimental_searchable_description: None,
-                input_schema: serde_json::Value::Object(t.input_schema()),
-                output_schema: serde_json::Value::Null,
-            });
-        }
+        register_all(&mut registry, &dir);
         let started = Instant::now();
         let _ = registry.search("warm up", 1);
         let ratel_build_ms = started.elapsed().as_secs_f64() * 1e3;

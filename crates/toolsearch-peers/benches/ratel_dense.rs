@@ -19,12 +19,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ratel_ai_core::{EmbeddingModel, Origin, ToolRegistry};
-use toolsearch::SearchMethod;
-use toolsearch::Settings;
 use toolsearch::eval::{DEPTH, Report, Scorer, Split, load_queries, tool_key};
 use toolsearch::search::Embeddings;
-use toolsearch::{Directory, load_catalog_file};
-use toolsearch::{Query, SearchIndex, Searcher};
+use toolsearch::{Directory, Query, SearchIndex, Searcher, load_catalog_file};
+use toolsearch::{SearchMethod, Settings};
+
+#[path = "support/ratel_registry.rs"]
+mod ratel_registry;
+use ratel_registry::register_all;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -89,17 +91,7 @@ fn main() {
             doc_prefix: None,
             pooling: None,
         });
-        for id in 0..tools as u32 {
-            let t = dir.tool(id);
-            registry.register(ratel_ai_core::Tool {
-                id: tool_key(&dir, id),
-                name: t.name.clone(),
-                description: t.description.clone(),
-                experimental_searchable_description: None,
-                input_schema: serde_json::Value::Object(t.input_schema()),
-                output_schema: serde_json::Value::Null,
-            });
-        }
+        register_all(&mut registry, &dir);
         let started = Instant::now();
         registry.build_embeddings().expect("Ratel embeddings");
         let ratel_build = started.elapsed().as_secs_f64() * 1e3;

@@ -5,14 +5,15 @@
 //! `cargo bench -p toolsearch --bench call` prints medians and the difference, then divan runs.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use toolsearch::Executor;
-use toolsearch::Toolset;
-use toolsearch::{Engine, GroupSpec};
+use toolsearch::{Engine, Executor, GroupSpec, Toolset};
+
+#[path = "support/median.rs"]
+mod median;
+use median::median;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -55,21 +56,6 @@ fn args() -> Map<String, Value> {
         unreachable!()
     };
     m
-}
-
-fn median(mut f: impl FnMut(), n: usize) -> Duration {
-    for _ in 0..n / 10 {
-        f();
-    }
-    let mut t: Vec<Duration> = (0..n)
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed()
-        })
-        .collect();
-    t.sort();
-    t[n / 2]
 }
 
 fn main() {

@@ -19,12 +19,10 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use toolsearch::Policy;
-use toolsearch::PolicyRule;
 use toolsearch::search::reference::rank_all;
 use toolsearch::vendor::Format;
-use toolsearch::{Directory, parse_catalog};
-use toolsearch::{Engine, Settings, Snapshot};
+use toolsearch::{Directory, Engine, Settings, Snapshot, parse_catalog};
+use toolsearch::{Policy, PolicyRule};
 
 #[path = "toolbench.rs"]
 mod toolbench;

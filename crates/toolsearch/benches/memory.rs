@@ -11,9 +11,7 @@ use std::time::Instant;
 
 use peak_alloc::PeakAlloc;
 
-use toolsearch::Bm25Params;
-use toolsearch::parse_catalog;
-use toolsearch::{Directory, Snapshot};
+use toolsearch::{Bm25Params, Directory, Snapshot, parse_catalog};
 
 mod toolbench;
 use toolbench::catalog_json;

@@ -8,8 +8,7 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use serde_json::{Value, json};
-use toolsearch::SourceTools;
-use toolsearch::{CatalogFile, parse_catalog};
+use toolsearch::{CatalogFile, SourceTools, parse_catalog};
 
 pub const DATA: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

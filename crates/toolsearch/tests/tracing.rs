@@ -8,8 +8,7 @@ use std::sync::{Arc, Mutex};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolsearch::Toolset;
-use toolsearch::{Engine, GroupSpec};
+use toolsearch::{Engine, GroupSpec, Toolset};
 
 #[derive(Deserialize, JsonSchema)]
 struct Lookup {

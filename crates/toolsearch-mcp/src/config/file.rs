@@ -17,9 +17,7 @@ use super::raw::RawConfig;
 use super::settings_file::settings;
 use super::source::{SourceConfig, validate_source};
 use super::telemetry::TelemetryConfig;
-use toolsearch::Problems;
-use toolsearch::Settings;
-use toolsearch::within;
+use toolsearch::{Problems, Settings, within};
 
 /// A validated gateway config.
 #[derive(Debug, Clone, PartialEq, Default)]

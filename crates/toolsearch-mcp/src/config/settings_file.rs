@@ -5,12 +5,11 @@ use std::ops::RangeInclusive;
 use std::path::Path;
 
 use super::raw::{RawCodeAct, RawConfig};
-use toolsearch::Problems;
-use toolsearch::Settings;
 use toolsearch::{
     CodeActSettings, ControlNames, Fusion, MAX_RESULTS_RANGE, MAX_SEARCH_BYTES_RANGE, SearchMethod,
     Surface, outside,
 };
+use toolsearch::{Problems, Settings};
 
 /// The settings `raw` gives (defaults where it is silent); problems are appended.
 pub(super) fn settings(raw: &mut RawConfig, base: &Path, problems: &mut Problems) -> Settings {

@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::access_file::is_context_path;
 use super::raw::{RawCodeActTools, RawSource, RawToolFilter};
-use toolsearch::CodeActTools;
-use toolsearch::Problems;
-use toolsearch::{glob_problem, within};
-use toolsearch::{group_description_problem, group_name_problem};
+use toolsearch::{
+    CodeActTools, Problems, glob_problem, group_description_problem, group_name_problem, within,
+};
 
 /// The variables of the gateway's environment every stdio upstream gets, as the official MCP
 /// SDKs pass them by default (their `DEFAULT_INHERITED_ENV_VARS`); nothing else of the

@@ -2,9 +2,8 @@
 
 use std::sync::Arc;
 
-use toolsearch::CodeRunner;
-use toolsearch::Skills;
 use toolsearch::search::Embeddings;
+use toolsearch::{CodeRunner, Skills};
 
 /// What the gateway takes from its caller beside the config: the embedder and cache of
 /// `semantic` and `hybrid` search, and the skills catalog of the `capabilities` surface (the

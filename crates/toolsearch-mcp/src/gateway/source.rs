@@ -6,9 +6,7 @@ use std::sync::Arc;
 use crate::config::{SourceConfig, SourceKind};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolsearch::ToolDef;
-use toolsearch::ToolGlobs;
-use toolsearch::{GroupSpec, SourceTools, load_catalog_file};
+use toolsearch::{GroupSpec, SourceTools, ToolDef, ToolGlobs, load_catalog_file};
 
 use super::{CONNECTING, GatewayError};
 use crate::upstream::{ConnectionOptions, Upstream, UpstreamEvent, UpstreamExecutor};

@@ -1,8 +1,7 @@
 //! How a source's state changes — re-listed, (re)connected, down — and the snapshot swapped in
 //! after each change.
 
-use toolsearch::EngineError;
-use toolsearch::{SourceTools, ToolDef};
+use toolsearch::{EngineError, SourceTools, ToolDef};
 
 use super::Gateway;
 use super::source::{Origin, SourceState};

@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::{ApprovalAnswer, ApprovalRequest, Approver, BoxFuture, Session, with_approver};
-use toolsearch::{AuditRecord, AuditSink, CALLER_PATH, CallEvent, Observer, SearchEvent, Toolset};
-use toolsearch::{CLIENT_PATH, Policy, ToolGlobs};
-use toolsearch::{Engine, EngineBuilder, GroupSpec};
-use toolsearch::{PolicyRule, RateLimit};
+use toolsearch::{
+    ApprovalAnswer, ApprovalRequest, Approver, AuditRecord, AuditSink, BoxFuture, CALLER_PATH,
+    CLIENT_PATH, CallEvent, Engine, EngineBuilder, GroupSpec, Observer, Policy, PolicyRule,
+    RateLimit, SearchEvent, Session, ToolGlobs, Toolset, with_approver,
+};
 
 #[derive(Deserialize, JsonSchema)]
 struct Amount {

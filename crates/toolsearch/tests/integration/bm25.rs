@@ -2,13 +2,11 @@
 //! eval metrics on hand-computed cases.
 
 use serde_json::json;
-use toolsearch::Bm25Params;
-use toolsearch::SearchMethod;
 use toolsearch::eval::{DEPTH, Scorer};
 use toolsearch::search::Bm25Index;
 use toolsearch::search::terms;
-use toolsearch::{Directory, parse_catalog};
-use toolsearch::{Engine, Settings};
+use toolsearch::{Bm25Params, SearchMethod};
+use toolsearch::{Directory, Engine, Settings, parse_catalog};
 
 use crate::common::{FILES, engine, names, rank, run};
 

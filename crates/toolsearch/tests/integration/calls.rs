@@ -7,10 +7,10 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::ExecError;
-use toolsearch::Surface;
-use toolsearch::{Approval, CallInfo, Toolset};
-use toolsearch::{CallResult, Engine, EngineBuilder, GroupSpec, Settings};
+use toolsearch::{
+    Approval, CallInfo, CallResult, Engine, EngineBuilder, ExecError, GroupSpec, Settings, Surface,
+    Toolset,
+};
 
 #[derive(Deserialize, JsonSchema)]
 struct Lookup {

@@ -8,11 +8,10 @@ use std::sync::{Arc, Mutex};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::ExecError;
-use toolsearch::Skills;
-use toolsearch::Toolset;
-use toolsearch::{CallResult, Engine, EngineBuilder, GroupSpec, Settings};
-use toolsearch::{SearchMethod, Surface};
+use toolsearch::{
+    CallResult, Engine, EngineBuilder, ExecError, GroupSpec, SearchMethod, Settings, Skills,
+    Surface, Toolset,
+};
 
 use crate::common::shared_data_or_skip;
 

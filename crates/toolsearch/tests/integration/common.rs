@@ -3,11 +3,10 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use toolsearch::SearchMethod;
-use toolsearch::load_catalog_file;
 use toolsearch::search::Embeddings;
 use toolsearch::search::{Hit, Query, SearchError, SearchIndex, Searcher};
 use toolsearch::{ControlOutput, Directory, Engine, Settings, SourceTools};
+use toolsearch::{SearchMethod, load_catalog_file};
 
 /// This crate's folder.
 pub fn crate_dir() -> PathBuf {

@@ -7,11 +7,9 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::Session;
-use toolsearch::Toolset;
-use toolsearch::{CLIENT_PATH, Policy};
-use toolsearch::{Engine, GroupSpec, Settings};
-use toolsearch::{PolicyRule, Surface};
+use toolsearch::{
+    CLIENT_PATH, Engine, GroupSpec, Policy, PolicyRule, Session, Settings, Surface, Toolset,
+};
 
 #[derive(Deserialize, JsonSchema)]
 struct Id {

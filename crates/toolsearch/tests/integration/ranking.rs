@@ -7,8 +7,7 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use toolsearch::search::KeywordIndex;
 use toolsearch::search::reference::rank_all;
-use toolsearch::{Directory, load_catalog_file};
-use toolsearch::{Engine, GroupSpec, Settings, SourceTools, ToolDef};
+use toolsearch::{Directory, Engine, GroupSpec, Settings, SourceTools, ToolDef, load_catalog_file};
 
 use crate::common::{shared_data, shared_data_or_skip};
 

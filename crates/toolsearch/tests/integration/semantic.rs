@@ -9,9 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 use toolsearch::search::{Corpus, SearchError};
 use toolsearch::search::{EmbedError, Embedder, Embeddings, tool_text};
-use toolsearch::{Directory, parse_catalog};
-use toolsearch::{EmbeddingSettings, SearchMethod};
-use toolsearch::{Engine, Settings};
+use toolsearch::{Directory, EmbeddingSettings, Engine, SearchMethod, Settings, parse_catalog};
 
 use crate::common::{FILES, rank};
 

@@ -2,8 +2,7 @@
 //! connecting, or down), so an empty or short answer is never silent about why.
 
 use serde_json::{Value, json};
-use toolsearch::SourceTools;
-use toolsearch::{Engine, GroupSpec, Settings, ToolDef};
+use toolsearch::{Engine, GroupSpec, Settings, SourceTools, ToolDef};
 
 fn engine() -> Engine {
     engine_with(Settings::default())

@@ -8,12 +8,11 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolsearch::PolicyRule;
-use toolsearch::Session;
 use toolsearch::vendor::{Format, exported_name};
-use toolsearch::{Approval, CallInfo, Toolset};
-use toolsearch::{CLIENT_PATH, Policy};
-use toolsearch::{Engine, EngineBuilder, GroupSpec, Settings};
+use toolsearch::{
+    Approval, CLIENT_PATH, CallInfo, Engine, EngineBuilder, GroupSpec, Policy, Settings, Toolset,
+};
+use toolsearch::{PolicyRule, Session};
 
 #[derive(Deserialize, JsonSchema)]
 struct Id {
