@@ -9,6 +9,8 @@ mod raw;
 mod settings_file;
 mod source;
 mod telemetry;
+#[cfg(test)]
+mod tests;
 
 pub use access::{AccessConfig, ClientConfig, JWT_ALGORITHMS, JwksSource, JwtConfig};
 pub use file::{Config, ConfigError, DEFAULT_STARTUP_WAIT, load_config, parse_config};
