@@ -89,8 +89,6 @@ impl ToolRef {
 pub(super) enum Route {
     /// A control the engine answers itself (a discovery control or a run), with its arguments.
     Control(Control, Value),
-    /// The vendor formats' search tool, with its arguments.
-    Search(Value),
     /// A tool, with its arguments — or why they are not an object of arguments.
     Tool {
         tool: ToolRef,
@@ -153,11 +151,18 @@ impl Reached {
                 tool: ToolRef::Grouped(id),
                 ..
             }) => Self::Tool(snap.clone(), *id),
-            Ok(Route::Control(..) | Route::Search(_) | Route::Tool { .. }) => {
-                named(None, name, true)
-            }
+            Ok(Route::Control(..) | Route::Tool { .. }) => named(None, name, true),
             Ok(Route::Unreached { group, tool, .. }) => named(group.as_deref(), tool, false),
             Err(_) => named(None, name, false),
+        }
+    }
+
+    /// A control the engine answers itself, by its name (the vendor formats' search tool).
+    pub(super) fn control(name: &str) -> Self {
+        Self::Named {
+            group: None,
+            tool: name.to_owned(),
+            known: true,
         }
     }
 
@@ -254,9 +259,6 @@ impl Engine {
         name: &str,
         arguments: Value,
     ) -> Result<Route, ToolError> {
-        if name == SEARCH_TOOL {
-            return Ok(Route::Search(arguments));
-        }
         let grouped = snap
             .short_forms()
             .resolve(view.dir(), name)

@@ -137,10 +137,6 @@ impl Engine {
             Route::Control(c, arguments) => {
                 Answer::Control(self.discovery(snap, visible, c, arguments).await)
             }
-            Route::Search(_) => Answer::Error(ToolError::invalid_request(
-                "",
-                "the search tool answers in a vendor format",
-            )),
             Route::Unreached { error, .. }
             | Route::Tool {
                 args: Err(error), ..

@@ -9,7 +9,7 @@ use tracing::Instrument;
 
 use super::Engine;
 use super::answer::Answer;
-use super::resolve::{Caller, Names, Reached, Route};
+use super::resolve::{Caller, Names, Reached};
 use super::route::Called;
 use crate::catalog::View;
 use crate::controls::{ControlOutput, Searched};
@@ -145,7 +145,17 @@ impl Engine {
             (None, arguments)
         } else {
             match format {
-                Format::Anthropic => (None, arguments),
+                // The `tool_use` input: an object (or none).
+                Format::Anthropic if arguments.is_object() || arguments.is_null() => {
+                    (None, arguments)
+                }
+                Format::Anthropic => {
+                    let e = ToolError::invalid_request(
+                        "",
+                        format!("{name} takes a JSON object of arguments"),
+                    );
+                    return VendorReply::failed(vendor::error_reply(format, &e, None), &e);
+                }
                 Format::Openai => match vendor::openai_call(&arguments) {
                     Ok((call_id, args)) => (call_id, Value::Object(args)),
                     Err(e) => {
@@ -154,34 +164,25 @@ impl Engine {
                 },
             }
         };
-        if format == Format::Anthropic
-            && name != SEARCH_TOOL
-            && !(arguments.is_object() || arguments.is_null())
-        {
-            let e =
-                ToolError::invalid_request("", format!("{name} takes a JSON object of arguments"));
-            return VendorReply::failed(vendor::error_reply(format, &e, None), &e);
-        }
-        let snap = self.snapshot();
-        let visible = self.visibility(&snap, session);
-        let view = View::new(snap.directory(), visible.as_deref());
-        let route = self.resolve(&snap, view, Names::Vendor, caller, name, arguments);
-        let reached = self.records().then(|| Reached::of(&snap, &route, name));
-        let called = Called {
-            names: Names::Vendor,
-            caller,
-            name,
+        let answer = if name == SEARCH_TOOL {
+            let reached = self.records().then(|| Reached::control(name));
+            let req = SearchRequest::parse(format, &arguments, self.settings.max_results);
+            let answer = self.vendor_search(session, format, req);
+            self.recorded(session, name, reached, answer).await
+        } else {
+            let snap = self.snapshot();
+            let visible = self.visibility(&snap, session);
+            let view = View::new(snap.directory(), visible.as_deref());
+            let route = self.resolve(&snap, view, Names::Vendor, caller, name, arguments);
+            let reached = self.records().then(|| Reached::of(&snap, &route, name));
+            let called = Called {
+                names: Names::Vendor,
+                caller,
+                name,
+            };
+            let answer = self.answer(session, &snap, visible, called, route);
+            self.recorded(session, name, reached, answer).await
         };
-        let answer = async {
-            match route {
-                Ok(Route::Search(arguments)) => {
-                    let req = SearchRequest::parse(format, &arguments, self.settings.max_results);
-                    self.vendor_search(session, format, req).await
-                }
-                route => self.answer(session, &snap, visible, called, route).await,
-            }
-        };
-        let answer = self.recorded(session, name, reached, answer).await;
         let call_id = call_id.as_deref();
         match answer {
             Answer::Error(e) => match (name == SEARCH_TOOL, format) {

@@ -383,6 +383,36 @@ async fn a_vendor_call_is_approved_and_counted_like_any_other() {
     );
 }
 
+/// An Anthropic `tool_use` input that is not an object is a malformed call: refused in the
+/// format's error shape before it is charged, so the one call the session may make still runs.
+#[tokio::test]
+async fn an_anthropic_input_that_is_not_an_object_is_refused_before_it_is_charged() {
+    let e = builder().max_tool_calls(1).build().expect("valid");
+    for bad in [json!("id=2"), json!([2]), json!(2)] {
+        let refused = e
+            .handle_vendor(Format::Anthropic, "billing__get_invoice", bad)
+            .await;
+        assert!(refused.is_error);
+        let text = refused.value[0]["text"].as_str().expect("text");
+        assert!(
+            text.contains("billing__get_invoice takes a JSON object of arguments"),
+            "{text}"
+        );
+    }
+    let ok = e
+        .handle_vendor(Format::Anthropic, "billing__get_invoice", json!({"id": 2}))
+        .await;
+    assert!(!ok.is_error, "{}", ok.value);
+    let over = e
+        .handle_vendor(Format::Anthropic, "billing__get_invoice", json!({"id": 2}))
+        .await;
+    assert!(
+        over.value.to_string().contains("usage_limit"),
+        "{}",
+        over.value
+    );
+}
+
 /// Golden files of the vendor wire formats: the exports and the search answers over the
 /// golden seed catalog, pinned in `tests/golden/vendor_<case>.json` (regenerate with
 /// `UPDATE_GOLDEN=1`; review the diff).
