@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{ArgumentInfo, CallToolRequestParams, CompleteRequestParams, Reference};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -198,6 +198,49 @@ description = "The MCP reference test server, slow to start"
     assert!(
         started.elapsed() >= Duration::from_secs(2),
         "the upstream cannot have answered before it started"
+    );
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_completion_the_instant_initialize_returns_finds_a_slow_upstreams_prompt() {
+    // As a client completing a prompt's argument first: the upstream takes two seconds before
+    // it even starts its server, and the completion waits for it rather than answering that
+    // the prompt is unknown.
+    let config = write_config(
+        "startup-slow-prompts",
+        &format!(
+            r#"
+[[source]]
+name = "everything"
+command = "sh"
+args = ["-c", "sleep 2; exec node \"$0\"", {everything:?}]
+group = "everything"
+description = "The MCP reference test server, slow to start"
+"#,
+            everything = reference_server_js("everything")
+        ),
+    );
+    let started = Instant::now();
+    let client = stdio_client(&config, &[]).await;
+    let completed = client
+        .complete(CompleteRequestParams::new(
+            Reference::for_prompt("everything__completable-prompt"),
+            ArgumentInfo::new("department", "Eng"),
+        ))
+        .await
+        .expect("completion/complete");
+    assert_eq!(completed.completion.values, ["Engineering"]);
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "the upstream cannot have answered before it started"
+    );
+    let prompts = client.list_all_prompts().await.expect("prompts/list");
+    assert!(
+        prompts
+            .iter()
+            .any(|p| p.name == "everything__completable-prompt"),
+        "{prompts:?}"
     );
     client.cancel().await.expect("close");
 }
