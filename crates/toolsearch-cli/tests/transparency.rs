@@ -167,11 +167,10 @@ async fn over_http_neither_the_gateways_token_nor_another_sources_secret_reaches
     client.cancel().await.expect("close");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_first_search_the_instant_initialize_returns_finds_a_slow_upstreams_tools() {
-    // The upstream takes two seconds before it even starts its server.
-    let config = write_config(
-        "startup-slow",
+/// A config whose one source, the reference server, takes two seconds before it even starts.
+fn slow_everything_config(name: &str) -> PathBuf {
+    write_config(
+        name,
         &format!(
             r#"
 [[source]]
@@ -183,7 +182,13 @@ description = "The MCP reference test server, slow to start"
 "#,
             everything = reference_server_js("everything")
         ),
-    );
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_search_the_instant_initialize_returns_finds_a_slow_upstreams_tools() {
+    // The upstream takes two seconds before it even starts its server.
+    let config = slow_everything_config("startup-slow");
     let started = Instant::now();
     let client = stdio_client(&config, &[]).await;
     assert!(
@@ -207,20 +212,7 @@ async fn a_completion_the_instant_initialize_returns_finds_a_slow_upstreams_prom
     // As a client completing a prompt's argument first: the upstream takes two seconds before
     // it even starts its server, and the completion waits for it rather than answering that
     // the prompt is unknown.
-    let config = write_config(
-        "startup-slow-prompts",
-        &format!(
-            r#"
-[[source]]
-name = "everything"
-command = "sh"
-args = ["-c", "sleep 2; exec node \"$0\"", {everything:?}]
-group = "everything"
-description = "The MCP reference test server, slow to start"
-"#,
-            everything = reference_server_js("everything")
-        ),
-    );
+    let config = slow_everything_config("startup-slow-prompts");
     let started = Instant::now();
     let client = stdio_client(&config, &[]).await;
     let completed = client
