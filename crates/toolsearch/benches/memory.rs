@@ -4,7 +4,9 @@
 //! (`peak_alloc` counts what the system allocator hands out.) ToolBench (`../shared/data/toolbench-stable`) replicated under renamed groups to 10k and
 //! 100k tools (see `toolbench.rs`).
 //!
-//! `cargo bench -p toolsearch --bench memory` prints the table of `BENCHMARKS.md`.
+//! `cargo bench -p toolsearch --bench memory` prints the table of `BENCHMARKS.md`. With
+//! `MEMORY_CATALOG=FILE` it measures that catalog file instead (e.g. the MCP-sized catalog of
+//! `scripts/mcp-sized-catalog.py`).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -41,17 +43,31 @@ fn main() {
         "| tools | stage | live after (MB) | added (MB) | peak during, above the start (MB) | ms |"
     );
     println!("|---|---|---|---|---|---|");
-    for size in [10_000, 100_000] {
+    let file = std::env::var_os("MEMORY_CATALOG");
+    let sizes: &[usize] = if file.is_some() {
+        &[0]
+    } else {
+        &[10_000, 100_000]
+    };
+    for &size in sizes {
+        let label = if file.is_some() {
+            "file".to_owned()
+        } else {
+            size.to_string()
+        };
         let base = ALLOCATOR.current_usage();
         let row = |name: &str, added: isize, peak: usize, ms: f64| {
             println!(
-                "| {size} | {name} | {} | {:+.1} | {} | {ms:.0} |",
+                "| {label} | {name} | {} | {:+.1} | {} | {ms:.0} |",
                 mb(ALLOCATOR.current_usage() - base),
                 added as f64 / 1_048_576.0,
                 mb(peak),
             );
         };
-        let (text, added, peak, ms) = stage(|| catalog_json(size));
+        let (text, added, peak, ms) = stage(|| match &file {
+            Some(path) => std::fs::read_to_string(path).expect("MEMORY_CATALOG is readable"),
+            None => catalog_json(size),
+        });
         row("catalog text", added, peak, ms);
         let (sources, added, peak, ms) = stage(|| {
             parse_catalog("bench", &text)

@@ -10,11 +10,15 @@ use super::compound::Compounds;
 use super::{Bm25Index, F, field_texts, for_each_term, idf};
 use crate::catalog::ToolId;
 use crate::config::Bm25Params;
+use crate::search::analysis::analyze;
 use crate::search::corpus::Corpus;
 
 /// A `(term, tf per field)` posting before its impact is known; its tool is known from where
 /// it lies (12 bytes instead of 24: at 100k ToolBench tools the postings were the build's peak).
 type RawPosting = (u32, [u16; F]);
+
+/// The group's field, in [`crate::config::BM25_FIELDS`] order.
+const GROUP: usize = 3;
 
 /// The postings of one run of tools, with its own term ids.
 #[derive(Default)]
@@ -48,31 +52,64 @@ impl Part {
         };
         // Per term: (tool + 1, its posting's index) of the last tool that used it.
         let mut slots: Vec<(u32, u32)> = Vec::new();
+        // The terms of the group field of the last group seen, in order: a group's tools are
+        // consecutive, and its text is analyzed once for all of them.
+        let mut group: Option<(u32, Vec<u32>)> = None;
         for id in ids {
             let id = id as ToolId;
             part.starts.push(part.postings.len() as u32);
-            let texts = field_texts(&corpus.doc(id), corpus);
+            let doc = corpus.doc(id);
+            let mut texts = field_texts(&doc, corpus);
+            texts[GROUP].clear();
             let mut lengths = [0u32; F];
             for_each_term(&texts, compounds, |f, t| {
-                lengths[f] += 1;
                 let term = intern(&mut part.terms, t);
-                let i = term as usize;
-                if i >= slots.len() {
-                    slots.resize(i + 1, (0, 0));
-                }
-                if slots[i].0 == id + 1 {
-                    let tf = &mut part.postings[slots[i].1 as usize].1[f];
-                    *tf = tf.saturating_add(1);
-                } else {
-                    slots[i] = (id + 1, part.postings.len() as u32);
-                    let mut tf = [0; F];
-                    tf[f] = 1;
-                    part.postings.push((term, tf));
-                }
+                part.count(&mut slots, id, term, f, &mut lengths);
             });
+            let terms = match &group {
+                Some((g, terms)) if *g == doc.group => terms,
+                _ => {
+                    let mut terms = Vec::new();
+                    for text in [
+                        corpus.group_name(doc.group),
+                        corpus.group_description(doc.group),
+                    ] {
+                        analyze(text, |t| terms.push(intern(&mut part.terms, t)));
+                    }
+                    &group.insert((doc.group, terms)).1
+                }
+            };
+            for &term in terms {
+                part.count(&mut slots, id, term, GROUP, &mut lengths);
+            }
             part.lengths.push(lengths);
         }
         part
+    }
+
+    /// Counts one occurrence of `term` in field `f` of tool `id` (the run's latest tool).
+    fn count(
+        &mut self,
+        slots: &mut Vec<(u32, u32)>,
+        id: ToolId,
+        term: u32,
+        f: usize,
+        lengths: &mut [u32; F],
+    ) {
+        lengths[f] += 1;
+        let i = term as usize;
+        if i >= slots.len() {
+            slots.resize(i + 1, (0, 0));
+        }
+        if slots[i].0 == id + 1 {
+            let tf = &mut self.postings[slots[i].1 as usize].1[f];
+            *tf = tf.saturating_add(1);
+        } else {
+            slots[i] = (id + 1, self.postings.len() as u32);
+            let mut tf = [0; F];
+            tf[f] = 1;
+            self.postings.push((term, tf));
+        }
     }
 }
 
