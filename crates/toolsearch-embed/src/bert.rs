@@ -1,4 +1,5 @@
-//! A BERT encoder's forward pass in plain Rust: matrix products by `matmul` (our AVX-512 or
+//! A BERT encoder's forward pass in plain Rust (and MPNet's, which is BERT with a relative
+//! position bias added to every layer's attention scores and positions counted from 2): matrix products by `matmul` (our AVX-512 or
 //! AVX2 kernel over weights packed at load, else the `gemm` crate), everything else
 //! (embeddings, layer norm, softmax, GELU, pooling) fused loops over row-major buffers,
 //! compiled for AVX2 where the CPU has it.
@@ -36,6 +37,9 @@ pub(crate) struct BertConfig {
     hidden_act: String,
     #[serde(default)]
     position_embedding_type: Option<String>,
+    /// MPNet: how many relative-position buckets the attention bias has.
+    #[serde(default)]
+    relative_attention_num_buckets: Option<usize>,
 }
 
 fn default_eps() -> f32 {
@@ -87,17 +91,45 @@ pub(crate) struct Bert {
     token_type: Vec<f32>,
     embedding_norm: Norm,
     layers: Vec<Layer>,
+    /// The first token's position (BERT 0; MPNet 2: its padding index plus one).
+    first_position: usize,
+    /// MPNet: the attention bias of each relative-position bucket, `[buckets × heads]`.
+    relative: Option<Vec<f32>>,
 }
+
+/// MPNet's relative positions beyond this share the last bucket.
+const MAX_DISTANCE: f32 = 128.0;
+
+/// MPNet's (and T5's) bidirectional bucket of the relative position `memory − context`: half
+/// the buckets for each direction, exact below a quarter of them, logarithmic up to
+/// [`MAX_DISTANCE`].
+fn relative_bucket(relative: i64, buckets: usize) -> usize {
+    let half = (buckets / 2) as i64;
+    let n = -relative;
+    let mut bucket = if n < 0 { half } else { 0 };
+    let n = n.abs();
+    let exact = half / 2;
+    bucket += if n < exact {
+        n
+    } else {
+        let log = (n as f32 / exact as f32).ln() / (MAX_DISTANCE / exact as f32).ln();
+        (exact + (log * (half - exact) as f32) as i64).min(half - 1)
+    };
+    bucket as usize
+}
+
 impl Bert {
     /// Builds the encoder `config` describes from safetensors `bytes`.
     pub(crate) fn load(config: &BertConfig, bytes: &[u8]) -> Result<Self, LoadError> {
-        if let Some(t) = config.model_type.as_deref()
-            && t != "bert"
-        {
-            return Err(LoadError::new(format!(
-                "model_type {t:?}: only BERT models are supported"
-            )));
-        }
+        let mpnet = match config.model_type.as_deref() {
+            None | Some("bert") => false,
+            Some("mpnet") => true,
+            Some(t) => {
+                return Err(LoadError::new(format!(
+                    "model_type {t:?}: only BERT and MPNet models are supported"
+                )));
+            }
+        };
         if let Some(p) = config.position_embedding_type.as_deref()
             && p != "absolute"
         {
@@ -122,27 +154,53 @@ impl Bert {
             )));
         }
         let w = Weights::new(bytes)?;
-        let token_types = w
-            .rows_of("embeddings.token_type_embeddings.weight")
-            .unwrap_or(1);
-        let mut token_type = w.get("embeddings.token_type_embeddings.weight", &[token_types, h])?;
-        token_type.truncate(h);
+        let token_type = if mpnet {
+            vec![0.0; h]
+        } else {
+            let token_types = w
+                .rows_of("embeddings.token_type_embeddings.weight")
+                .unwrap_or(1);
+            let mut t = w.get("embeddings.token_type_embeddings.weight", &[token_types, h])?;
+            t.truncate(h);
+            t
+        };
+        let relative = match (mpnet, config.relative_attention_num_buckets) {
+            (false, _) => None,
+            (true, buckets) => {
+                let buckets = buckets.unwrap_or(32);
+                Some(w.get(
+                    "encoder.relative_attention_bias.weight",
+                    &[buckets, config.num_attention_heads],
+                )?)
+            }
+        };
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for l in 0..config.num_hidden_layers {
             let p = format!("encoder.layer.{l}");
             let i = config.intermediate_size;
+            let (q, k, v, out, norm) = if mpnet {
+                ("attn.q", "attn.k", "attn.v", "attn.o", "")
+            } else {
+                (
+                    "self.query",
+                    "self.key",
+                    "self.value",
+                    "output.dense",
+                    ".output",
+                )
+            };
             layers.push(Layer {
                 qkv: w.linear(
                     &[
-                        &format!("{p}.attention.self.query"),
-                        &format!("{p}.attention.self.key"),
-                        &format!("{p}.attention.self.value"),
+                        &format!("{p}.attention.{q}"),
+                        &format!("{p}.attention.{k}"),
+                        &format!("{p}.attention.{v}"),
                     ],
                     h,
                     h,
                 )?,
-                attention_out: w.linear(&[&format!("{p}.attention.output.dense")], h, h)?,
-                attention_norm: w.norm(&format!("{p}.attention.output"), h)?,
+                attention_out: w.linear(&[&format!("{p}.attention.{out}")], h, h)?,
+                attention_norm: w.norm(&format!("{p}.attention{norm}"), h)?,
                 up: w.linear(&[&format!("{p}.intermediate.dense")], h, i)?,
                 down: w.linear(&[&format!("{p}.output.dense")], i, h)?,
                 out_norm: w.norm(&format!("{p}.output"), h)?,
@@ -163,6 +221,8 @@ impl Bert {
             token_type,
             embedding_norm: w.norm("embeddings", h)?,
             layers,
+            first_position: if mpnet { 2 } else { 0 },
+            relative,
         })
     }
 
@@ -186,10 +246,10 @@ impl Bert {
     fn forward_any(&self, ids: &[u32], threads: Threads) -> Result<Vec<f32>, String> {
         let n = ids.len();
         let h = self.hidden;
-        if n > self.max_positions {
+        if n + self.first_position > self.max_positions {
             return Err(format!(
                 "{n} tokens, more than the model's {} positions",
-                self.max_positions
+                self.max_positions - self.first_position
             ));
         }
         let mut x = vec![0.0f32; n * h];
@@ -200,7 +260,8 @@ impl Bert {
             }
             let row = &mut x[t * h..(t + 1) * h];
             let word = &self.words[id * h..(id + 1) * h];
-            let pos = &self.positions[t * h..(t + 1) * h];
+            let p = t + self.first_position;
+            let pos = &self.positions[p * h..(p + 1) * h];
             for (((o, w), p), tt) in row.iter_mut().zip(word).zip(pos).zip(&self.token_type) {
                 *o = w + p + tt;
             }
@@ -214,9 +275,19 @@ impl Bert {
         let mut up = vec![0.0f32; n * inter];
         let mut scores = vec![0.0f32; n * n];
         let mut keys = vec![0.0f32; n * (h / self.heads)];
+        let bias = self.relative.as_ref().map(|r| self.position_bias(r, n));
         for layer in &self.layers {
             linear(&x, n, &layer.qkv, &mut qkv, false, threads);
-            attention(&qkv, n, h, self.heads, &mut scores, &mut keys, &mut context);
+            attention(
+                &qkv,
+                n,
+                h,
+                self.heads,
+                bias.as_deref(),
+                &mut scores,
+                &mut keys,
+                &mut context,
+            );
             tmp.copy_from_slice(&x);
             linear(&context, n, &layer.attention_out, &mut tmp, true, threads);
             layer_norm(&mut tmp, &layer.attention_norm, self.eps);
@@ -234,7 +305,24 @@ impl Bert {
         }
         Ok(x)
     }
+
+    /// MPNet's attention bias for `n` tokens, `[heads × n × n]`: head `h`'s bias of query `i`
+    /// and key `j` is the weight of the bucket of `j − i`, the same in every layer.
+    fn position_bias(&self, relative: &[f32], n: usize) -> Vec<f32> {
+        let buckets = relative.len() / self.heads;
+        let mut bias = vec![0.0f32; self.heads * n * n];
+        for i in 0..n {
+            for j in 0..n {
+                let b = relative_bucket(j as i64 - i as i64, buckets);
+                for head in 0..self.heads {
+                    bias[(head * n + i) * n + j] = relative[b * self.heads + head];
+                }
+            }
+        }
+        bias
+    }
 }
+
 /// One forward pass as [`FeatureWork`](crate::cpu::FeatureWork), so it is compiled a second
 /// time for AVX2 and FMA and run that way where the CPU has them.
 struct Forward<'a> {
@@ -249,5 +337,26 @@ impl crate::cpu::FeatureWork for Forward<'_> {
     #[inline(always)]
     fn run(self) -> Self::Output {
         self.bert.forward_any(self.ids, self.threads)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_bucket;
+
+    #[test]
+    fn relative_buckets_are_exact_near_and_logarithmic_far_in_each_direction() {
+        // A key before the query (j < i) falls in the first half, after it in the second.
+        assert_eq!(relative_bucket(0, 32), 0);
+        assert_eq!(relative_bucket(-1, 32), 1);
+        assert_eq!(relative_bucket(1, 32), 17);
+        assert_eq!(relative_bucket(-7, 32), 7);
+        assert_eq!(relative_bucket(7, 32), 23);
+        // From 8 on: 8 + ⌊ln(n/8) / ln(16) · 8⌋, at most 15.
+        assert_eq!(relative_bucket(-8, 32), 8);
+        assert_eq!(relative_bucket(-16, 32), 10);
+        assert_eq!(relative_bucket(-127, 32), 15);
+        assert_eq!(relative_bucket(-1000, 32), 15);
+        assert_eq!(relative_bucket(1000, 32), 31);
     }
 }

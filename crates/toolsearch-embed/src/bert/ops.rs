@@ -6,17 +6,23 @@ use super::{Linear, Norm};
 use crate::matmul::{Threads, matmul_packed};
 
 /// Multi-head self-attention over the `[n × 3h]` rows of Q, K and V (no mask: one sequence,
-/// unpadded): `context` gets each head's `softmax(Q_h K_hᵀ / √d) V_h` side by side. Plain loops:
+/// unpadded): `context` gets each head's `softmax(Q_h K_hᵀ / √d + B_h) V_h` side by side, `B` the
+/// `[heads × n × n]` position `bias` when there is one (MPNet's), else zero. Plain loops:
 /// per head the products are tiny (`d` is 32 for MiniLM), where a GEMM call costs more than it
 /// computes. Each head's keys are first copied out transposed (`keys`, `[d × n]`), so that
 /// both inner loops run along contiguous rows and vectorise; every score still sums its `d`
 /// products in order.
 #[inline(always)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the pass's buffers, passed in so they are allocated once per sequence"
+)]
 pub(super) fn attention(
     qkv: &[f32],
     n: usize,
     h: usize,
     heads: usize,
+    bias: Option<&[f32]>,
     scores: &mut [f32],
     keys: &mut [f32],
     context: &mut [f32],
@@ -39,6 +45,10 @@ pub(super) fn attention(
                 row.iter_mut().zip(kc).for_each(|(s, k)| *s += qc * k);
             }
             row.iter_mut().for_each(|s| *s *= scale);
+            if let Some(bias) = bias {
+                let b = &bias[(head * n + i) * n..][..n];
+                row.iter_mut().zip(b).for_each(|(s, b)| *s += b);
+            }
             softmax(row);
             let out = &mut context[i * h + q0..][..d];
             for (j, &p) in row.iter().enumerate() {
