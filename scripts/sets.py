@@ -21,6 +21,10 @@ gain over textbook is kept when it beats the current worst-set gain by at least 
 point (less is noise). Rounds repeat until nothing changes. It prints every candidate's
 per-set gains over textbook and the chosen parameters.
 
+`--catalogs PATTERN` evaluates each set's queries over another catalog, `{set}` in the pattern
+replaced by the set's name (the distractor catalogs of `research/openapi_distractors.py
+--all-sets`: `--catalogs D/{set}-10k.json`).
+
 `compare` applies the same test to whole configs (the hybrid's fusion settings, the semantic
 floor): each candidate's nDCG@10 gain over the baseline config on every set, for each method,
 and whether it is admissible. `--sample N` keeps the first N queries of the split of a set
@@ -76,7 +80,8 @@ def evaluate(args, methods, params=None, config=None):
             queries = d / "queries.jsonl"
             if sample:
                 queries = sampled(queries, Path(tmp) / f"{name}.jsonl", args.split, sample)
-            cmd = [args.bin, "eval", "--catalog", str(d / "catalog.json"), "--queries",
+            catalog = args.catalogs.format(set=name) if getattr(args, "catalogs", None) else d / "catalog.json"
+            cmd = [args.bin, "eval", "--catalog", str(catalog), "--queries",
                    str(queries), "--method", methods, "--split", args.split, "--json"]
             if config is not None:
                 cmd += ["--config", str(config)]
@@ -197,6 +202,7 @@ def main():
     p.add_argument("--methods", default="keyword,bm25")
     p.add_argument("--config", default=None)
     p.add_argument("--sample", type=int, default=None)
+    p.add_argument("--catalogs", default=None, help="catalog path per set, `{set}` replaced by its name")
     args = p.parse_intermixed_args()
     if args.split is None:
         args.split = "test" if args.what == "table" else "train"

@@ -102,8 +102,8 @@ pub struct EmbeddingSettings {
     /// Longest input of a local model, in tokens (else 128, or the model's `max_seq_length` when
     /// smaller); longer texts are cut. Fewer tokens embed faster.
     pub max_tokens: Option<usize>,
-    /// The least cosine similarity a tool needs to be a `semantic` match (default 0.2):
-    /// below it a tool is not counted in `total` nor paged to.
+    /// The least cosine similarity a tool needs to be a `semantic` match (default none, −1:
+    /// every tool is one): below it a tool is not counted in `total` nor paged to.
     pub min_similarity: Option<f32>,
     /// Whether a query of two or more sentences embeds each sentence too, a tool then scoring
     /// its best cosine with the whole query or any sentence (default true; the search layer
@@ -112,8 +112,9 @@ pub struct EmbeddingSettings {
 }
 
 impl EmbeddingSettings {
-    /// The default least similarity of a `semantic` match.
-    pub const MIN_SIMILARITY: f32 = 0.2;
+    /// The default least similarity of a `semantic` match: none (a floor of 0.2 cost up to
+    /// 2.5 points nDCG@10 on the shared sets and won on none; BENCHMARKS.md).
+    pub const MIN_SIMILARITY: f32 = -1.0;
 
     /// [`min_similarity`](Self::min_similarity) or its default.
     pub fn min_similarity(&self) -> f32 {
@@ -207,11 +208,15 @@ impl Fusion {
     }
 }
 
+/// Textbook reciprocal-rank fusion (k 60, both sides weighted alike): the fitted `adaptive`
+/// rule won on the two sets it was fitted on and lost on two of the four others
+/// (BENCHMARKS.md, "Hybrid fusion and the semantic floor"). `adaptive`'s fitted values are
+/// `semantic_weight` 0.6, `confidence_scale` 2, `confidence_slope` 7.
 impl Default for HybridParams {
     fn default() -> Self {
         Self {
-            fusion: Fusion::Adaptive,
-            semantic_weight: 0.6,
+            fusion: Fusion::Rrf,
+            semantic_weight: 0.5,
             rrf_k: 60.0,
             confidence_scale: 2.0,
             confidence_slope: 7.0,
