@@ -1,8 +1,8 @@
 //! A BERT encoder's forward pass in plain Rust (and MPNet's, which is BERT with a relative
-//! position bias added to every layer's attention scores and positions counted from 2): matrix products by `matmul` (our AVX-512 or
-//! AVX2 kernel over weights packed at load, else the `gemm` crate), everything else
-//! (embeddings, layer norm, softmax, GELU, pooling) fused loops over row-major buffers,
-//! compiled for AVX2 where the CPU has it.
+//! position bias added to every layer's attention scores and positions counted from 2):
+//! matrix products by `matmul` (our AVX-512 or AVX2 kernel over weights packed at load, else
+//! the `gemm` crate), everything else (embeddings, layer norm, softmax, GELU, pooling) fused
+//! loops over row-major buffers, compiled for AVX2 where the CPU has it.
 //!
 //! It replaces candle's `BertModel` because it measured faster on the same weights (see
 //! `BENCHMARKS.md`, `cargo bench -p toolsearch-peers --bench encoder`): one sequence is encoded

@@ -207,3 +207,11 @@ impl Bm25Index {
         index
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_group_field_is_where_the_fields_say() {
+        assert_eq!(crate::config::BM25_FIELDS[super::GROUP], "group");
+    }
+}
