@@ -174,7 +174,7 @@ thread_local! {
 ///
 /// Each thread remembers the stems of the words it has seen (the Snowball stemmer was a third
 /// of the BM25 build's time, and a catalog repeats its words): a word is stemmed once per
-/// thread, until [`STEMS_KEPT`] words have been seen.
+/// thread, until 65,536 words have been seen.
 pub fn analyze(text: &str, mut f: impl FnMut(&str)) {
     STEMMER.with(|stemmer| {
         STEMS.with(|stems| {
