@@ -71,16 +71,15 @@ def evaluate(args, methods, params=None, config=None):
     """{set: {method: eval JSON}} for the given `[search.bm25]` parameters or config file."""
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
-        sample = getattr(args, "sample", None)
         if params is not None:
             config = Path(tmp) / "bm25.toml"
             config.write_text("[search.bm25]\n" + "".join(f"{k} = {v}\n" for k, v in params.items()))
         for name in SETS:
             d = Path(args.data) / name
             queries = d / "queries.jsonl"
-            if sample:
-                queries = sampled(queries, Path(tmp) / f"{name}.jsonl", args.split, sample)
-            catalog = args.catalogs.format(set=name) if getattr(args, "catalogs", None) else d / "catalog.json"
+            if args.sample:
+                queries = sampled(queries, Path(tmp) / f"{name}.jsonl", args.split, args.sample)
+            catalog = args.catalogs.format(set=name) if args.catalogs else d / "catalog.json"
             cmd = [args.bin, "eval", "--catalog", str(catalog), "--queries",
                    str(queries), "--method", methods, "--split", args.split, "--json"]
             if config is not None:

@@ -60,7 +60,7 @@ impl Part {
             part.starts.push(part.postings.len() as u32);
             let doc = corpus.doc(id);
             let mut texts = field_texts(&doc, corpus);
-            texts[GROUP].clear();
+            let group_texts = std::mem::take(&mut texts[GROUP]);
             let mut lengths = [0u32; F];
             for_each_term(&texts, compounds, |f, t| {
                 let term = intern(&mut part.terms, t);
@@ -70,10 +70,7 @@ impl Part {
                 Some((g, terms)) if *g == doc.group => terms,
                 _ => {
                     let mut terms = Vec::new();
-                    for text in [
-                        corpus.group_name(doc.group),
-                        corpus.group_description(doc.group),
-                    ] {
+                    for text in group_texts {
                         analyze(text, |t| terms.push(intern(&mut part.terms, t)));
                     }
                     &group.insert((doc.group, terms)).1
