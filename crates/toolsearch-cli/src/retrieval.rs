@@ -223,9 +223,7 @@ pub fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
         let started = Instant::now();
         let dir = catalog_directory(&a.catalog)?;
         let index = SearchIndex::build(&dir);
-        if matches!(method, SearchMethod::Bm25 | SearchMethod::Hybrid) {
-            index.bm25(&dir, &settings.bm25);
-        }
+        index.prepare(&dir, method, &settings.bm25);
         if let Some(sem) = &semantic {
             let (_, embedded) = sem.index(&dir, &mut |_, _| {})?;
             if embedded > 0 {

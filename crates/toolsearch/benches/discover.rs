@@ -104,7 +104,7 @@ fn report() {
         let e = engine(size);
         let snap = e.snapshot();
         let dir = snap.directory();
-        let index = snap.index().keyword();
+        let index = snap.index().keyword(dir);
         let call = |q: &str| {
             black_box(e.handle_control("discover_tools", &json!({"query": q})));
         };

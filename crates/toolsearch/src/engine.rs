@@ -158,6 +158,11 @@ impl Engine {
         let dir = Directory::build(sources)?;
         check_clashes(&self.settings, &dir)?;
         let snapshot = Snapshot::new(dir);
+        snapshot.index().prepare(
+            snapshot.directory(),
+            self.settings.method,
+            &self.settings.bm25,
+        );
         if let Some(sem) = &self.semantic {
             // New and changed tools are embedded now; on failure the first search retries
             // and reports it.

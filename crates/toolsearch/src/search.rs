@@ -8,6 +8,7 @@ mod analysis;
 mod bm25;
 mod cache;
 mod corpus;
+mod exact;
 mod hybrid;
 mod index;
 mod int8;
@@ -25,6 +26,7 @@ pub use analysis::{analyze, terms};
 pub use bm25::{Bm25Index, Explanation, TermExplanation};
 pub use cache::{CacheError, EmbeddingCache};
 pub use corpus::{Corpus, Doc};
+pub use exact::ExactNames;
 pub use hybrid::{FUSION_DEPTH, adaptive_weight, fuse};
 pub use index::SearchIndex;
 pub use keyword::{KeywordIndex, Match, Rank, Ranked};
@@ -120,10 +122,14 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
     pub fn rank(&self, q: &Query<'_>) -> Result<Ranking, SearchError> {
         let scope = q.scope.clone().unwrap_or(0..self.corpus.len() as ToolId);
         if q.method == SearchMethod::Keyword {
-            let r = self
-                .index
-                .keyword()
-                .search_fields(q.text, scope, q.need, q.fields, q.visible);
+            let r = self.index.keyword(self.corpus).search_fields(
+                self.corpus,
+                q.text,
+                scope,
+                q.need,
+                q.fields,
+                q.visible,
+            );
             let hits = r
                 .matches
                 .into_iter()
@@ -140,7 +146,10 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
             });
         }
         let exact = if q.exact_first {
-            let mut exact = self.index.keyword().exact_matches(q.text, scope.clone());
+            let mut exact = self
+                .index
+                .exact()
+                .matches(self.corpus, q.text, scope.clone());
             exact.retain(|t| q.visible.is_none_or(|v| v.tool(*t)));
             exact
         } else {
@@ -186,8 +195,8 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
             SearchMethod::Keyword => {
                 let r = self
                     .index
-                    .keyword()
-                    .search(query, tool..tool + 1, 1)
+                    .keyword(self.corpus)
+                    .search(self.corpus, query, tool..tool + 1, 1)
                     .matches
                     .first()
                     .map(|m| m.rank);

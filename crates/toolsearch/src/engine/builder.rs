@@ -184,9 +184,9 @@ impl EngineBuilder {
             Arc::new(SkillSet { skills, index })
         });
         // Indexes are built now rather than on the first query.
-        if matches!(settings.method, SearchMethod::Bm25 | SearchMethod::Hybrid) {
-            snapshot.index().bm25(snapshot.directory(), &settings.bm25);
-        }
+        snapshot
+            .index()
+            .prepare(snapshot.directory(), settings.method, &settings.bm25);
         if let Some(sem) = &self.semantic {
             // With an embedder, vectors are ready before the first query (a per-call method
             // of the capabilities surface may use them even when the default is bm25).

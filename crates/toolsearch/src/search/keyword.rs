@@ -25,12 +25,15 @@ mod hits;
 
 use parking_lot::Mutex;
 use std::ops::Range;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
 use super::BUCKETS;
+use super::corpus::Corpus;
+use super::exact::ExactNames;
 use crate::catalog::{ToolId, Visibility};
-use crate::text::{distinct_words, fold};
+use crate::text::distinct_words;
 use accumulate::{Scratch, apply, collect, unpack};
 use build::Postings;
 #[cfg(feature = "oracle")]
@@ -83,7 +86,7 @@ pub fn best_first(a: &Match, b: &Match) -> std::cmp::Ordering {
 #[derive(Debug)]
 pub struct KeywordIndex {
     tool_count: usize,
-    exact: FxHashMap<String, Vec<ToolId>>,
+    exact: Arc<ExactNames>,
     words: FxHashMap<Box<str>, u32>,
     word_postings: Postings,
     token_postings: Postings,
@@ -107,8 +110,15 @@ const MAX_KEYWORDS: usize = 2047;
 impl KeywordIndex {
     /// Ranks the tools in `scope` for `query` (trimmed here). `matches` holds at least the best
     /// `need` matches (fewer only when fewer match), sorted best first; `total` counts all.
-    pub fn search(&self, query: &str, scope: Range<ToolId>, need: usize) -> Ranked {
-        self.search_fields(query, scope, need, ALL_FIELDS, None)
+    /// `corpus` is the one the index was built over (exact names are confirmed against it).
+    pub fn search(
+        &self,
+        corpus: &(impl Corpus + ?Sized),
+        query: &str,
+        scope: Range<ToolId>,
+        need: usize,
+    ) -> Ranked {
+        self.search_fields(corpus, query, scope, need, ALL_FIELDS, None)
     }
 
     /// [`search`](Self::search) with only the fields whose bit is set in `fields` searchable
@@ -116,6 +126,7 @@ impl KeywordIndex {
     /// only the tools `visible` shows (`None`: every tool) matching and counted.
     pub fn search_fields(
         &self,
+        corpus: &(impl Corpus + ?Sized),
         query: &str,
         scope: Range<ToolId>,
         need: usize,
@@ -146,13 +157,12 @@ impl KeywordIndex {
             };
         }
         let mut s = self.take_scratch();
-        if let Some(ids) = self.exact.get(&fold(trimmed)) {
-            s.exact.extend(
-                ids.iter()
-                    .copied()
-                    .filter(|t| scope.contains(t) && sees(*t)),
-            );
-        }
+        s.exact.extend(
+            self.exact
+                .matches(corpus, trimmed, scope.clone())
+                .into_iter()
+                .filter(|t| sees(*t)),
+        );
         let mut dense_seen = false;
         for kw in keywords.iter().take(MAX_KEYWORDS) {
             let hits = self.hits(kw, fields & ALL_FIELDS, &mut s);
@@ -181,14 +191,6 @@ impl KeywordIndex {
             total,
             no_keywords: keywords.is_empty(),
         }
-    }
-
-    /// Tools in `scope` whose local or canonical name equals the trimmed query, ignoring case.
-    pub fn exact_matches(&self, query: &str, scope: Range<ToolId>) -> Vec<ToolId> {
-        self.exact
-            .get(&fold(query.trim()))
-            .map(|ids| ids.iter().copied().filter(|t| scope.contains(t)).collect())
-            .unwrap_or_default()
     }
 
     /// Empties the merged-hits cache (benchmarks measure cold queries with it).

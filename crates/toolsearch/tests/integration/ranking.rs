@@ -113,11 +113,11 @@ fn check_against_reference(
 ) -> Result<(), TestCaseError> {
     let want = rank_all(dir, q, scope.clone());
     let index = KeywordIndex::build(dir);
-    let got = index.search(q, scope.clone(), usize::MAX);
+    let got = index.search(dir, q, scope.clone(), usize::MAX);
     prop_assert_eq!(got.total, want.len(), "total for {:?}", q);
     prop_assert_eq!(&got.matches, &want, "order for {:?}", q);
     for need in [1usize, 3] {
-        let top = index.search(q, scope.clone(), need);
+        let top = index.search(dir, q, scope.clone(), need);
         prop_assert_eq!(&top.matches[..], &want[..need.min(want.len())]);
         prop_assert_eq!(top.total, want.len());
     }
@@ -137,7 +137,7 @@ proptest! {
         // An exact local name always comes first.
         if let Some(t) = dir.tools().first() {
             let name = t.name.clone();
-            let got = KeywordIndex::build(&dir).search(&name, 0..dir.tools().len() as u32, 1);
+            let got = KeywordIndex::build(&dir).search(&dir, &name, 0..dir.tools().len() as u32, 1);
             prop_assert!(got.matches[0].rank.exact);
         }
     }
@@ -214,7 +214,7 @@ fn toolbench_queries_rank_like_the_reference() {
         let q: Value = serde_json::from_str(line).expect("jsonl");
         let q = q["query"].as_str().expect("query");
         let want = rank_all(&dir, q, all.clone());
-        let got = index.search(q, all.clone(), 20);
+        let got = index.search(&dir, q, all.clone(), 20);
         assert_eq!(got.total, want.len(), "{q}");
         assert_eq!(got.matches, want[..20.min(want.len())], "{q}");
     }

@@ -8,11 +8,14 @@ use std::ops::Range;
 
 use rustc_hash::FxHashMap;
 
+use std::sync::Arc;
+
 use super::KeywordIndex;
 use super::hits::HitCache;
 use crate::catalog::ToolId;
 use crate::search::corpus::{Corpus, Doc};
-use crate::text::{fold, for_each_folded_run, for_each_word};
+use crate::search::exact::ExactNames;
+use crate::text::{for_each_folded_run, for_each_word};
 
 /// Posting lists of many ids in one flat layout (compressed sparse rows): id `i` owns
 /// `tools[offsets[i]..offsets[i + 1]]` (ascending) and, at the same positions, `fields`, the bit
@@ -95,7 +98,6 @@ struct Partial {
     token_chars: Vec<Vec<u32>>,
     chars: FxHashMap<char, u32>,
     char_pairs: Pairs,
-    exact: Vec<(String, ToolId)>,
 }
 
 fn intern(map: &mut FxHashMap<Box<str>, u32>, s: &str) -> (u32, bool) {
@@ -152,12 +154,6 @@ impl Partial {
             b.char_pairs.next_tool();
             let tool = corpus.doc(id);
             let group = corpus.group_name(tool.group);
-            let lname = fold(tool.name);
-            let lcanon = fold(tool.canonical);
-            if lcanon != lname {
-                b.exact.push((lcanon, id));
-            }
-            b.exact.push((lname, id));
             let tokens_from = b.token_pairs.ids.len();
             for_each_field(&tool, group, |field, text| {
                 let bit = 1u8 << field;
@@ -261,6 +257,11 @@ fn postings_from_parts(ids: usize, parts: &[PartPairs<'_>]) -> Postings {
 impl KeywordIndex {
     /// Builds the index over `corpus` (a directory's tools are sorted by canonical name).
     pub fn build(corpus: &(impl Corpus + ?Sized)) -> Self {
+        Self::build_with(corpus, Arc::new(ExactNames::build(corpus)))
+    }
+
+    /// [`build`](Self::build) with the corpus's exact names already made.
+    pub(crate) fn build_with(corpus: &(impl Corpus + ?Sized), exact: Arc<ExactNames>) -> Self {
         let mut parts =
             crate::parallel::map_ranges(corpus.len(), |ids| Partial::build(corpus, ids));
         let mut b = if parts.is_empty() {
@@ -291,13 +292,6 @@ impl KeywordIndex {
         let char_postings = postings_of(2, chars);
         let token_postings = postings_of(1, tokens);
         let word_postings = postings_of(0, words);
-        let mut exact: FxHashMap<String, Vec<ToolId>> = FxHashMap::default();
-        for (key, id) in std::mem::take(&mut b.exact)
-            .into_iter()
-            .chain(parts.iter_mut().flat_map(|p| std::mem::take(&mut p.exact)))
-        {
-            exact.entry(key).or_default().push(id);
-        }
         drop(parts);
         drop(b.token_chars);
 
