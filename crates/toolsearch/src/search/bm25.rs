@@ -44,15 +44,46 @@ pub struct Bm25Index {
     tool_count: usize,
     terms: FxHashMap<Box<str>, u32>,
     idf: Vec<f32>,
-    /// CSR postings: term `t` owns `docs[offsets[t]..offsets[t+1]]`, ascending tool ids.
+    /// Tools containing each term, in any field.
+    df: Vec<u32>,
+    /// CSR postings: term `t` owns `docs[offsets[t]..offsets[t+1]]`, ascending tool ids. A
+    /// tool whose group text holds the term carries only what its own fields add to the group
+    /// text's impact (BM25F saturates a term over all fields together); the group text's
+    /// impact itself is in `spans`.
     offsets: Vec<u32>,
     docs: Vec<ToolId>,
     impacts: Vec<f32>,
+    /// The group field's postings, once per run of tools sharing a group.
+    spans: SpanPostings,
     /// Per tool, the analyzed length of each field.
     lengths: Vec<[u32; F]>,
     avg_lengths: [f32; F],
     /// The catalog's words, which compound names are split into.
     compounds: Compounds,
+}
+
+/// The group field's postings, one per run of consecutive tools of the same group rather than
+/// one per tool: every tool of a group has the same group text, so the same group-only impact
+/// (at 100k MCP-sized tools in 14k groups, a quarter of all postings repeated a group's terms).
+#[derive(Debug, Default)]
+struct SpanPostings {
+    /// Each run's tools.
+    runs: Vec<Range<ToolId>>,
+    /// CSR by term: term `t` owns `run[offsets[t]..offsets[t+1]]` and the same `impacts`.
+    offsets: Vec<u32>,
+    run: Vec<u32>,
+    impacts: Vec<f32>,
+}
+
+impl SpanPostings {
+    /// Every `(tools, impact)` of term `t`.
+    fn of(&self, t: u32) -> impl Iterator<Item = (Range<ToolId>, f32)> + '_ {
+        let r = self.offsets[t as usize] as usize..self.offsets[t as usize + 1] as usize;
+        self.run[r.clone()]
+            .iter()
+            .zip(&self.impacts[r])
+            .map(|(&k, &impact)| (self.runs[k as usize].clone(), impact))
+    }
 }
 
 /// How one query term contributed to one tool's score.
@@ -224,9 +255,22 @@ impl Bm25Index {
         let mut acc = vec![0f32; self.tool_count];
         let mut touched: Vec<ToolId> = Vec::new();
         for (_, t) in &terms {
+            for (tools, impact) in self.spans.of(*t) {
+                if impact <= 0.0 {
+                    continue;
+                }
+                for d in tools {
+                    let slot = &mut acc[d as usize];
+                    if *slot == 0.0 {
+                        touched.push(d);
+                    }
+                    *slot += impact;
+                }
+            }
             let r = self.offsets[*t as usize] as usize..self.offsets[*t as usize + 1] as usize;
             for (&d, &impact) in self.docs[r.clone()].iter().zip(&self.impacts[r]) {
-                // A field weighted 0 leaves impacts of 0: they must not touch a tool twice.
+                // A field weighted 0 leaves impacts of 0 (as does a tool's own text adding
+                // nothing to its group's): they must not touch a tool twice.
                 if impact <= 0.0 {
                     continue;
                 }
@@ -273,11 +317,10 @@ impl Bm25Index {
         for (term, t) in terms {
             let Some(tf) = tfs.get(&term) else { continue };
             let (weighted, score) = self.term_score(t, tool, tf);
-            let df = self.offsets[t as usize + 1] - self.offsets[t as usize];
             out.push(TermExplanation {
                 term,
                 idf: self.idf[t as usize],
-                df,
+                df: self.df[t as usize],
                 tf: *tf,
                 weighted_tf: weighted,
                 score,

@@ -41,6 +41,57 @@ fn stemming_finds_inflected_words_and_stop_words_alone_find_nothing() {
 }
 
 #[test]
+fn a_group_texts_terms_score_like_any_field_whether_or_not_the_tools_own_text_repeats_them() {
+    // "weather" is in the first group's text (every tool of it) and in one tool's own text of
+    // each group; "quality" only in the group text.
+    let dir = directory(
+        r#"{"groups": [
+          {"name": "weather", "description": "Weather forecasts and air quality", "tools": [
+            {"name": "forecast", "description": "Daily weather forecast for a city",
+             "inputSchema": {"type": "object"}},
+            {"name": "pollen", "description": "Pollen counts", "inputSchema": {"type": "object"}},
+            {"name": "uv", "description": "UV index", "inputSchema": {"type": "object"}}]},
+          {"name": "maps", "description": "Maps and routes", "tools": [
+            {"name": "route", "description": "A route that avoids bad weather",
+             "inputSchema": {"type": "object"}},
+            {"name": "tiles", "description": "Map tiles", "inputSchema": {"type": "object"}}]}
+        ]}"#,
+    );
+    let index = Bm25Index::build(&dir, Bm25Params::default());
+    let query = "weather quality";
+    let (hits, total) = index.search(query, 0..dir.tools().len() as u32, 10);
+    assert_eq!(total, 4, "{hits:?}");
+    for hit in &hits {
+        let e = index.explain(query, hit.tool, &dir);
+        assert!((e.score - hit.score).abs() < 1e-4, "{e:?} vs {hit:?}");
+    }
+    let explained = index.explain(query, hits[0].tool, &dir);
+    let weather = explained.terms.iter().find(|t| t.term == "weather");
+    assert_eq!(
+        weather.map(|t| t.df),
+        Some(4),
+        "three tools by group, one by its own text"
+    );
+    // The tool whose own text repeats its group's term ranks first; its group's others tie
+    // and follow in canonical order; the other group's tool has the term once, in a longer
+    // description, and no "quality".
+    let names: Vec<&str> = hits
+        .iter()
+        .map(|h| dir.tool(h.tool).name.as_str())
+        .collect();
+    assert_eq!(names, ["forecast", "pollen", "uv", "route"]);
+    assert_eq!(hits[1].score, hits[2].score);
+    assert!(hits[0].score > hits[1].score);
+    // Scoped to one group, only its tools.
+    let maps = dir.groups()[dir.group_index("maps").expect("group") as usize]
+        .tools
+        .clone();
+    let (scoped, scoped_total) = index.search(query, maps, 10);
+    assert_eq!(scoped_total, 1);
+    assert_eq!(dir.tool(scoped[0].tool).name, "route");
+}
+
+#[test]
 fn scores_are_the_sum_of_the_explained_terms_and_ties_break_by_canonical_name() {
     let dir = directory(FILES);
     let index = Bm25Index::build(&dir, Bm25Params::default());

@@ -1,13 +1,17 @@
 //! Building the BM25 index: runs of tools analyzed on their own threads, each with its own
 //! term ids; the vocabularies merged in first-seen order; the postings laid out by a counting
 //! sort by term (tool order kept within a term), each with its impact computed on the way.
+//!
+//! A group's text is analyzed once for the run of its tools, and its terms are posted once for
+//! the run (see `SpanPostings`); a tool's own posting of a term its group text also holds
+//! carries the group text's frequency too, for the joint impact, less the run's impact.
 
 use std::ops::Range;
 
 use rustc_hash::FxHashMap;
 
 use super::compound::Compounds;
-use super::{Bm25Index, F, field_texts, for_each_term, idf};
+use super::{Bm25Index, F, SpanPostings, field_texts, for_each_term, idf};
 use crate::catalog::ToolId;
 use crate::config::Bm25Params;
 use crate::search::analysis::analyze;
@@ -20,6 +24,13 @@ type RawPosting = (u32, [u16; F]);
 /// The group's field, in [`crate::config::BM25_FIELDS`] order.
 const GROUP: usize = 3;
 
+/// A run of consecutive tools of one group, with its group text's distinct terms and their
+/// frequencies (the run's own term ids).
+struct Run {
+    tools: Range<ToolId>,
+    terms: Vec<(u32, u16)>,
+}
+
 /// The postings of one run of tools, with its own term ids.
 #[derive(Default)]
 struct Part {
@@ -28,10 +39,13 @@ struct Part {
     first: ToolId,
     /// Where each tool's postings begin.
     starts: Vec<u32>,
-    /// `(term, tf per field)`, in tool order.
+    /// `(term, tf per field)`, in tool order: the tool's own fields, and the group's only for a
+    /// term the tool's own fields also hold.
     postings: Vec<RawPosting>,
     /// Each tool's field lengths, in tool order.
     lengths: Vec<[u32; F]>,
+    /// The group runs, in tool order.
+    runs: Vec<Run>,
 }
 
 fn intern(terms: &mut FxHashMap<Box<str>, u32>, term: &str) -> u32 {
@@ -52,9 +66,8 @@ impl Part {
         };
         // Per term: (tool + 1, its posting's index) of the last tool that used it.
         let mut slots: Vec<(u32, u32)> = Vec::new();
-        // The terms of the group field of the last group seen, in order: a group's tools are
-        // consecutive, and its text is analyzed once for all of them.
-        let mut group: Option<(u32, Vec<u32>)> = None;
+        // The group of the current run and its text's length.
+        let mut current: Option<(u32, u32)> = None;
         for id in ids {
             let id = id as ToolId;
             part.starts.push(part.postings.len() as u32);
@@ -66,18 +79,39 @@ impl Part {
                 let term = intern(&mut part.terms, t);
                 part.count(&mut slots, id, term, f, &mut lengths);
             });
-            let terms = match &group {
-                Some((g, terms)) if *g == doc.group => terms,
+            let group_len = match current {
+                Some((g, len)) if g == doc.group => len,
                 _ => {
-                    let mut terms = Vec::new();
+                    let mut counts: Vec<(u32, u16)> = Vec::new();
+                    let mut len = 0u32;
                     for text in group_texts {
-                        analyze(text, |t| terms.push(intern(&mut part.terms, t)));
+                        analyze(text, |t| {
+                            len += 1;
+                            let term = intern(&mut part.terms, t);
+                            match counts.iter_mut().find(|(c, _)| *c == term) {
+                                Some((_, n)) => *n = n.saturating_add(1),
+                                None => counts.push((term, 1)),
+                            }
+                        });
                     }
-                    &group.insert((doc.group, terms)).1
+                    part.runs.push(Run {
+                        tools: id..id,
+                        terms: counts,
+                    });
+                    current = Some((doc.group, len));
+                    len
                 }
             };
-            for &term in terms {
-                part.count(&mut slots, id, term, GROUP, &mut lengths);
+            lengths[GROUP] = group_len;
+            let run = part.runs.last_mut().expect("a run was started");
+            run.tools.end = id + 1;
+            // The tool's own postings of its group's terms carry the group's frequency too.
+            for &(term, tf) in &run.terms {
+                if let Some(&(owner, at)) = slots.get(term as usize)
+                    && owner == id + 1
+                {
+                    part.postings[at as usize].1[GROUP] = tf;
+                }
             }
             part.lengths.push(lengths);
         }
@@ -117,6 +151,20 @@ fn by_id(terms: &FxHashMap<Box<str>, u32>) -> Vec<&str> {
     v.into_iter().map(|(t, _)| t).collect()
 }
 
+/// Prefix sums of per-term counts (`counts[t + 1]` holds term `t`'s count).
+fn prefix_sums(counts: &mut [u32]) {
+    for i in 1..counts.len() {
+        counts[i] += counts[i - 1];
+    }
+}
+
+/// Only the group field's frequency of a posting.
+fn group_only(tf: u16) -> [u32; F] {
+    let mut only = [0; F];
+    only[GROUP] = u32::from(tf);
+    only
+}
+
 impl Bm25Index {
     /// Indexes the documents of `corpus` (in [`ToolId`] order).
     pub fn build(corpus: &(impl Corpus + ?Sized), params: Bm25Params) -> Self {
@@ -153,41 +201,73 @@ impl Bm25Index {
             first: first.first,
             starts: std::mem::take(&mut first.starts),
             postings: std::mem::take(&mut first.postings),
+            runs: std::mem::take(&mut first.runs),
             ..Part::default()
         };
         let mut runs: Vec<(Part, Option<Vec<u32>>)> = vec![(own, None)];
         runs.extend(parts.into_iter().zip(maps).map(|(p, m)| (p, Some(m))));
         let global = |map: &Option<Vec<u32>>, t: u32| map.as_ref().map_or(t, |m| m[t as usize]);
+        // Per term: tool postings, group-run postings, and tools holding it (tools of a run
+        // holding it, plus tools holding it in their own fields only).
         let mut offsets = vec![0u32; terms + 1];
+        let mut span_offsets = vec![0u32; terms + 1];
+        let mut df = vec![0u32; terms];
+        let mut group_runs = Vec::new();
         for (part, map) in &runs {
-            for &(t, _) in &part.postings {
-                offsets[global(map, t) as usize + 1] += 1;
+            for &(t, tf) in &part.postings {
+                let g = global(map, t) as usize;
+                offsets[g + 1] += 1;
+                if tf[GROUP] == 0 {
+                    df[g] += 1;
+                }
+            }
+            for run in &part.runs {
+                for &(t, _) in &run.terms {
+                    let g = global(map, t) as usize;
+                    span_offsets[g + 1] += 1;
+                    df[g] += run.tools.len() as u32;
+                }
+                group_runs.push(run.tools.clone());
             }
         }
-        for i in 1..offsets.len() {
-            offsets[i] += offsets[i - 1];
-        }
+        prefix_sums(&mut offsets);
+        prefix_sums(&mut span_offsets);
         let n = corpus.len().max(1) as f64;
         let mut index = Self {
             params,
             tool_count: corpus.len(),
-            idf: (0..terms)
-                .map(|t| idf(corpus.len(), offsets[t + 1] - offsets[t]))
-                .collect(),
+            idf: df.iter().map(|&d| idf(corpus.len(), d)).collect(),
+            df,
             terms: first.terms,
             avg_lengths: totals.map(|t| ((t / n) as f32).max(f32::MIN_POSITIVE)),
             lengths,
             docs: Vec::new(),
             impacts: Vec::new(),
             offsets,
+            spans: SpanPostings::default(),
             compounds,
         };
         let total = index.offsets[terms] as usize;
         let mut docs = vec![0 as ToolId; total];
         let mut impacts = vec![0f32; total];
         let mut next = index.offsets.clone();
+        let span_total = span_offsets[terms] as usize;
+        let mut span_run = vec![0u32; span_total];
+        let mut span_impacts = vec![0f32; span_total];
+        let mut span_next = span_offsets.clone();
+        let mut run_id = 0u32;
         // Runs in tool order, each freed once laid out: a term's postings stay in tool order.
         for (part, map) in runs {
+            for run in &part.runs {
+                for &(t, tf) in &run.terms {
+                    let g = global(&map, t);
+                    let at = span_next[g as usize] as usize;
+                    span_next[g as usize] += 1;
+                    span_run[at] = run_id;
+                    span_impacts[at] = index.term_score(g, run.tools.start, &group_only(tf)).1;
+                }
+                run_id += 1;
+            }
             for (k, items) in crate::parallel::per_tool(&part.starts, part.postings.len()) {
                 let d = part.first + k as ToolId;
                 for &(t, tf) in &part.postings[items] {
@@ -195,12 +275,23 @@ impl Bm25Index {
                     let at = next[g as usize] as usize;
                     next[g as usize] += 1;
                     docs[at] = d;
-                    impacts[at] = index.term_score(g, d, &tf.map(u32::from)).1;
+                    let joint = index.term_score(g, d, &tf.map(u32::from)).1;
+                    impacts[at] = if tf[GROUP] == 0 {
+                        joint
+                    } else {
+                        joint - index.term_score(g, d, &group_only(tf[GROUP])).1
+                    };
                 }
             }
         }
         index.docs = docs;
         index.impacts = impacts;
+        index.spans = SpanPostings {
+            runs: group_runs,
+            offsets: span_offsets,
+            run: span_run,
+            impacts: span_impacts,
+        };
         index
     }
 }
