@@ -87,20 +87,14 @@ fn join_problems(file: &str, problems: &Problems) -> String {
 
 /// Reads and parses a catalog file.
 ///
-/// The text is dropped as soon as the fast pass has read it (before the tools are converted);
-/// when the fast pass does not accept it, the file is read again for the thorough pass.
+/// The fast pass borrows the tools' schemas from the text rather than copying them.
 pub fn load_catalog_file(path: &Path) -> Result<CatalogFile, CatalogFileError> {
     let file = path.display().to_string();
-    let read = || {
-        std::fs::read_to_string(path).map_err(|source| CatalogFileError::Io {
-            file: file.clone(),
-            source,
-        })
-    };
-    if let Some(catalog) = fast::parse_owned(read()?) {
-        return Ok(catalog);
-    }
-    parse_thorough(&file, &read()?)
+    let text = std::fs::read_to_string(path).map_err(|source| CatalogFileError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    parse_catalog(&file, &text)
 }
 
 /// Parses catalog JSON; `file` names it in errors.
@@ -163,37 +157,38 @@ mod fast {
 
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
-    struct Catalog {
-        #[serde(default)]
-        groups: Option<Vec<MapOnly<Group>>>,
-        #[serde(default)]
-        tools: Option<Vec<MapOnly<Tool>>>,
+    struct Catalog<'a> {
+        #[serde(default, borrow)]
+        groups: Option<Vec<MapOnly<Group<'a>>>>,
+        #[serde(default, borrow)]
+        tools: Option<Vec<MapOnly<Tool<'a>>>>,
     }
 
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
-    struct Group {
+    struct Group<'a> {
         name: String,
         description: String,
         #[serde(default)]
         instructions: Option<Vec<String>>,
-        #[serde(default)]
-        tools: Option<Vec<MapOnly<Tool>>>,
+        #[serde(default, borrow)]
+        tools: Option<Vec<MapOnly<Tool<'a>>>>,
     }
 
+    /// Schemas are borrowed from the catalog text (not copied) until they are parsed.
     #[derive(Deserialize)]
-    struct Tool {
+    struct Tool<'a> {
         name: String,
         #[serde(default)]
         description: Option<String>,
-        #[serde(default, rename = "inputSchema")]
-        input_schema: Option<Box<RawValue>>,
-        #[serde(default, rename = "outputSchema")]
-        output_schema: Option<Box<RawValue>>,
+        #[serde(default, borrow, rename = "inputSchema")]
+        input_schema: Option<&'a RawValue>,
+        #[serde(default, borrow, rename = "outputSchema")]
+        output_schema: Option<&'a RawValue>,
     }
 
     /// A schema: absent or `null` is `None`, an object is `Some`, anything else is irregular.
-    fn schema(raw: Option<Box<RawValue>>) -> Result<Option<Map<String, Value>>, ()> {
+    fn schema(raw: Option<&RawValue>) -> Result<Option<Map<String, Value>>, ()> {
         let Some(raw) = raw else { return Ok(None) };
         match serde_json::from_str::<Value>(raw.get()) {
             Ok(Value::Null) => Ok(None),
@@ -202,7 +197,7 @@ mod fast {
         }
     }
 
-    fn tool(MapOnly(t): MapOnly<Tool>) -> Result<ToolDef, ()> {
+    fn tool(MapOnly(t): MapOnly<Tool<'_>>) -> Result<ToolDef, ()> {
         let input = schema(t.input_schema)?.unwrap_or_else(empty_object_schema);
         let mut def =
             ToolDef::new(t.name, t.description.unwrap_or_default()).with_input_schema(input);
@@ -212,18 +207,12 @@ mod fast {
         Ok(def)
     }
 
-    pub(super) fn parse_owned(text: String) -> Option<CatalogFile> {
-        let MapOnly(c): MapOnly<Catalog> = serde_json::from_str(&text).ok()?;
-        drop(text);
-        convert(c)
-    }
-
     pub(super) fn parse(text: &str) -> Option<CatalogFile> {
-        let MapOnly(c): MapOnly<Catalog> = serde_json::from_str(text).ok()?;
+        let MapOnly(c): MapOnly<Catalog<'_>> = serde_json::from_str(text).ok()?;
         convert(c)
     }
 
-    fn convert(c: Catalog) -> Option<CatalogFile> {
+    fn convert(c: Catalog<'_>) -> Option<CatalogFile> {
         // Flatten every tool (grouped ones first), convert on all cores, then regroup.
         let groups = c.groups.unwrap_or_default();
         let mut sizes = Vec::with_capacity(groups.len());
