@@ -19,6 +19,7 @@
 //! [`Bm25Index::explain`] recomputes one tool's score term by term from the raw statistics, the
 //! way tantivy's `Explanation` does, and tests check that it adds up to the ranked score.
 
+use parking_lot::Mutex;
 use std::ops::Range;
 
 use rustc_hash::FxHashMap;
@@ -60,6 +61,16 @@ pub struct Bm25Index {
     avg_lengths: [f32; F],
     /// The catalog's words, which compound names are split into.
     compounds: Compounds,
+    /// Per-query score accumulators, reused (a fresh one per query cost page faults over the
+    /// whole catalog): all zero between queries.
+    scratch: Mutex<Vec<Accumulator>>,
+}
+
+/// One query's scores per tool, and the tools it touched.
+#[derive(Debug, Default)]
+struct Accumulator {
+    scores: Vec<f32>,
+    touched: Vec<ToolId>,
 }
 
 /// The group field's postings, one per run of consecutive tools of the same group rather than
@@ -252,8 +263,12 @@ impl Bm25Index {
         visible: Option<&Visibility>,
     ) -> (Vec<Scored>, usize) {
         let terms = self.query_terms(query);
-        let mut acc = vec![0f32; self.tool_count];
-        let mut touched: Vec<ToolId> = Vec::new();
+        let mut scratch = self.scratch.lock().pop().unwrap_or_default();
+        scratch.scores.resize(self.tool_count, 0.0);
+        let Accumulator {
+            scores: acc,
+            touched,
+        } = &mut scratch;
         for (_, t) in &terms {
             for (tools, impact) in self.spans.of(*t) {
                 if impact <= 0.0 {
@@ -282,14 +297,19 @@ impl Bm25Index {
             }
         }
         let mut hits: Vec<Scored> = touched
-            .into_iter()
-            .filter(|d| scope.contains(d) && visible.is_none_or(|v| v.tool(*d)))
-            .map(|d| Scored {
+            .iter()
+            .filter(|d| scope.contains(d) && visible.is_none_or(|v| v.tool(**d)))
+            .map(|&d| Scored {
                 tool: d,
                 score: acc[d as usize],
             })
             .filter(|s| s.score > 0.0)
             .collect();
+        for &d in touched.iter() {
+            acc[d as usize] = 0.0;
+        }
+        touched.clear();
+        self.scratch.lock().push(scratch);
         let total = hits.len();
         let order = |a: &Scored, b: &Scored| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool));
         if need < hits.len() {

@@ -21,6 +21,7 @@
 
 mod accumulate;
 mod build;
+mod chars;
 mod hits;
 
 use parking_lot::Mutex;
@@ -36,6 +37,7 @@ use crate::catalog::{ToolId, Visibility};
 use crate::text::distinct_words;
 use accumulate::{Scratch, apply, collect, unpack};
 use build::Postings;
+use chars::CharPostings;
 #[cfg(feature = "oracle")]
 pub(crate) use build::for_each_field;
 use hits::HitCache;
@@ -95,7 +97,7 @@ pub struct KeywordIndex {
     /// Suffix array over `token_text`: (start of a suffix at a char boundary, its token).
     suffixes: Vec<(u32, u32)>,
     chars: FxHashMap<char, u32>,
-    char_postings: Postings,
+    char_postings: CharPostings,
     cache: HitCache,
     scratch: Mutex<Vec<Scratch>>,
 }

@@ -246,6 +246,7 @@ impl Bm25Index {
             offsets,
             spans: SpanPostings::default(),
             compounds,
+            scratch: Default::default(),
         };
         let total = index.offsets[terms] as usize;
         let mut docs = vec![0 as ToolId; total];

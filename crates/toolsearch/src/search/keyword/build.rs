@@ -11,6 +11,7 @@ use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use super::KeywordIndex;
+use super::chars::CharPostings;
 use super::hits::HitCache;
 use crate::catalog::ToolId;
 use crate::search::corpus::{Corpus, Doc};
@@ -35,6 +36,17 @@ impl Postings {
         let id = id as usize;
         let range = self.offsets[id] as usize..self.offsets[id + 1] as usize;
         (&self.tools[range.clone()], &self.fields[range])
+    }
+
+    /// Postings stored so far (the next list starts here).
+    pub(super) fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Appends postings to the list being written (its end offset is the caller's).
+    pub(super) fn extend(&mut self, tools: &[ToolId], fields: &[u8]) {
+        self.tools.extend_from_slice(tools);
+        self.fields.extend_from_slice(fields);
     }
 }
 
@@ -289,7 +301,7 @@ impl KeywordIndex {
             );
             postings_from_parts(ids, &lists)
         };
-        let char_postings = postings_of(2, chars);
+        let char_postings = CharPostings::new(&postings_of(2, chars), corpus.len());
         let token_postings = postings_of(1, tokens);
         let word_postings = postings_of(0, words);
         drop(parts);

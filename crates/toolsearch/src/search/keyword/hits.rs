@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::accumulate::{NONE, Scratch};
 use super::build::suffix;
+use super::chars::CharHits;
 use super::{ALL_FIELDS, KeywordIndex};
 use crate::catalog::ToolId;
 use crate::search::FIELDS;
@@ -76,20 +77,23 @@ impl KeywordIndex {
             best_touched: touched,
             ..
         } = s;
+        let mut hit_one = |tool: ToolId, mask: u8, tier: u8| {
+            let in_fields = mask & fields;
+            if in_fields == 0 {
+                return;
+            }
+            let bucket = tier + in_fields.trailing_zeros() as u8;
+            let slot = &mut best[tool as usize];
+            if *slot == NONE {
+                touched.push(tool);
+                *slot = bucket;
+            } else if bucket < *slot {
+                *slot = bucket;
+            }
+        };
         let mut hit = |(tools, masks): (&[ToolId], &[u8]), tier: u8| {
             for (&tool, &mask) in tools.iter().zip(masks) {
-                let in_fields = mask & fields;
-                if in_fields == 0 {
-                    continue;
-                }
-                let bucket = tier + in_fields.trailing_zeros() as u8;
-                let slot = &mut best[tool as usize];
-                if *slot == NONE {
-                    touched.push(tool);
-                    *slot = bucket;
-                } else if bucket < *slot {
-                    *slot = bucket;
-                }
+                hit_one(tool, mask, tier);
             }
         };
         if let Some(&w) = self.words.get(kw) {
@@ -99,7 +103,16 @@ impl KeywordIndex {
         let mut chars = kw.chars();
         if let (Some(c), None) = (chars.next(), chars.next()) {
             if let Some(&c) = self.chars.get(&c) {
-                hit(self.char_postings.get(c), substring_tier);
+                match self.char_postings.get(c) {
+                    CharHits::Sparse(tools, masks) => hit((tools, masks), substring_tier),
+                    CharHits::Dense(masks) => {
+                        for (tool, &mask) in masks.iter().enumerate() {
+                            if mask != 0 {
+                                hit_one(tool as ToolId, mask, substring_tier);
+                            }
+                        }
+                    }
+                }
             }
         } else {
             for &(_, token) in self.suffix_range(kw.as_bytes()) {
