@@ -37,9 +37,9 @@ use crate::catalog::{ToolId, Visibility};
 use crate::text::distinct_words;
 use accumulate::{Scratch, apply, collect, unpack};
 use build::Postings;
-use chars::CharPostings;
 #[cfg(feature = "oracle")]
 pub(crate) use build::for_each_field;
+use chars::CharPostings;
 use hits::HitCache;
 
 /// How well one tool matches a query; greater is better. The derived order is exactly the

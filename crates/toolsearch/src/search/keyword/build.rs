@@ -109,7 +109,6 @@ struct Partial {
     /// Distinct characters of each token (char ids).
     token_chars: Vec<Vec<u32>>,
     chars: FxHashMap<char, u32>,
-    char_pairs: Pairs,
 }
 
 fn intern(map: &mut FxHashMap<Box<str>, u32>, s: &str) -> (u32, bool) {
@@ -154,19 +153,16 @@ impl Partial {
     /// Tokenizes the documents `ids` of `corpus`.
     fn build(corpus: &(impl Corpus + ?Sized), ids: Range<usize>) -> Self {
         let mut b = Self::default();
-        for pairs in [&mut b.word_pairs, &mut b.token_pairs, &mut b.char_pairs] {
+        for pairs in [&mut b.word_pairs, &mut b.token_pairs] {
             pairs.first = ids.start as ToolId;
         }
-        let (mut word_slots, mut token_slots, mut char_slots) =
-            (Vec::new(), Vec::new(), Vec::new());
+        let (mut word_slots, mut token_slots) = (Vec::new(), Vec::new());
         for id in ids {
             let id = id as ToolId;
             b.word_pairs.next_tool();
             b.token_pairs.next_tool();
-            b.char_pairs.next_tool();
             let tool = corpus.doc(id);
             let group = corpus.group_name(tool.group);
-            let tokens_from = b.token_pairs.ids.len();
             for_each_field(&tool, group, |field, text| {
                 let bit = 1u8 << field;
                 for_each_word(text, |w| {
@@ -185,23 +181,16 @@ impl Partial {
                     occur(&mut token_slots, &mut b.token_pairs, t, id, bit);
                 });
             });
-            // A tool's characters are those of its distinct tokens, with the tokens' fields.
-            for k in tokens_from..b.token_pairs.ids.len() {
-                let (t, fields) = (b.token_pairs.ids[k], b.token_pairs.fields[k]);
-                for &c in &b.token_chars[t as usize] {
-                    occur(&mut char_slots, &mut b.char_pairs, c, id, fields);
-                }
-            }
         }
         b
     }
 
-    /// The pairs of words (0), tokens (1) or characters (2).
+    /// The pairs of words (0) or tokens (1).
     fn pairs_mut(&mut self, kind: usize) -> &mut Pairs {
-        match kind {
-            0 => &mut self.word_pairs,
-            1 => &mut self.token_pairs,
-            _ => &mut self.char_pairs,
+        if kind == 0 {
+            &mut self.word_pairs
+        } else {
+            &mut self.token_pairs
         }
     }
 
@@ -283,8 +272,8 @@ impl KeywordIndex {
         };
         let maps: Vec<[Vec<u32>; 3]> = parts.iter().map(|p| b.absorb_vocabulary(p)).collect();
         // One kind at a time, each kind's pairs freed as soon as its posting lists are laid
-        // out: the pairs (12 bytes each) and the lists (8) of all three kinds at once were the
-        // peak of the whole load.
+        // out: the pairs and the lists of every kind at once were the peak of the whole load.
+        // Characters are not paired per tool: their postings come from the tokens'.
         let (words, tokens, chars) = (b.words.len(), b.tokens.len(), b.chars.len());
         let mut postings_of = |kind: usize, ids: usize| {
             let own = std::mem::take(b.pairs_mut(kind));
@@ -301,9 +290,10 @@ impl KeywordIndex {
             );
             postings_from_parts(ids, &lists)
         };
-        let char_postings = CharPostings::new(&postings_of(2, chars), corpus.len());
         let token_postings = postings_of(1, tokens);
         let word_postings = postings_of(0, words);
+        let char_postings =
+            CharPostings::from_tokens(&token_postings, &b.token_chars, chars, corpus.len());
         drop(parts);
         drop(b.token_chars);
 

@@ -1,6 +1,8 @@
-//! The per-character postings that answer one-character keywords: a character most tools
-//! contain ("e", "a") is kept as a byte per tool (its field mask, 0 where absent) rather than
-//! as a list of 5-byte postings — at 100k MCP-sized tools, 12 MB of lists became 4 MB.
+//! The per-character postings that answer one-character keywords, made from the tokens'
+//! postings once those are laid out (not paired per tool while tokenizing, which held 12 MB of
+//! pairs at the build's peak at 100k MCP-sized tools). A character most tools contain ("e",
+//! "a") is kept as a byte per tool (its field mask, 0 where absent) rather than as a list of
+//! 5-byte postings: 12 MB of lists became 4 MB.
 
 use super::build::Postings;
 use crate::catalog::ToolId;
@@ -23,26 +25,51 @@ pub(super) struct CharPostings {
 }
 
 impl CharPostings {
-    /// From every character's posting lists over `tools` tools: a list longer than a fifth of
-    /// the tools (where a byte per tool is the smaller) is kept dense.
-    pub(super) fn new(lists: &Postings, tools: usize) -> Self {
-        let chars = lists.offsets.len().saturating_sub(1);
+    /// From the tokens' postings over `tools` tools and each token's distinct characters (of
+    /// `chars`): a tool holds a character where one of its tokens does, in those tokens'
+    /// fields. A character in more than a fifth of the tools (where a byte per tool is the
+    /// smaller) is kept dense.
+    pub(super) fn from_tokens(
+        tokens: &Postings,
+        token_chars: &[Vec<u32>],
+        chars: usize,
+        tools: usize,
+    ) -> Self {
+        let mut tokens_of: Vec<Vec<u32>> = vec![Vec::new(); chars];
+        for (t, cs) in token_chars.iter().enumerate() {
+            for &c in cs {
+                tokens_of[c as usize].push(t as u32);
+            }
+        }
+        let mut masks = vec![0u8; tools];
+        let mut touched: Vec<ToolId> = Vec::new();
         let mut dense = Vec::with_capacity(chars);
         let mut sparse = Postings::default();
         sparse.offsets.push(0);
-        for c in 0..chars as u32 {
-            let (ids, masks) = lists.get(c);
-            if ids.len() * 5 > tools {
-                let mut bytes = vec![0u8; tools].into_boxed_slice();
-                for (&t, &m) in ids.iter().zip(masks) {
-                    bytes[t as usize] = m;
+        for of in &tokens_of {
+            for &t in of {
+                let (ids, fields) = tokens.get(t);
+                for (&id, &f) in ids.iter().zip(fields) {
+                    let m = &mut masks[id as usize];
+                    if *m == 0 {
+                        touched.push(id);
+                    }
+                    *m |= f;
                 }
-                dense.push(Some(bytes));
+            }
+            if touched.len() * 5 > tools {
+                dense.push(Some(masks.clone().into_boxed_slice()));
             } else {
-                sparse.extend(ids, masks);
+                touched.sort_unstable();
+                let fields: Vec<u8> = touched.iter().map(|&id| masks[id as usize]).collect();
+                sparse.extend(&touched, &fields);
                 dense.push(None);
             }
             sparse.offsets.push(sparse.len() as u32);
+            for &id in &touched {
+                masks[id as usize] = 0;
+            }
+            touched.clear();
         }
         Self { sparse, dense }
     }
@@ -64,29 +91,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn frequent_characters_are_dense_rare_ones_sparse_and_both_give_the_same_hits() {
-        // Character 0 in tools 0..8 of 10, character 1 in tool 3 only.
-        let mut lists = Postings::default();
-        lists.offsets.push(0);
+    fn a_tool_holds_the_characters_of_its_tokens_frequent_ones_dense_rare_ones_sparse() {
+        // Token 0 "ab" in tools 0..8 of 10 (field bit by tool), token 1 "bz" in tool 3 only.
+        let mut tokens = Postings::default();
+        tokens.offsets.push(0);
         let common: Vec<ToolId> = (0..8).collect();
         let masks: Vec<u8> = (0..8).map(|t| 1 << (t % 5)).collect();
-        lists.extend(&common, &masks);
-        lists.offsets.push(lists.len() as u32);
-        lists.extend(&[3], &[0b100]);
-        lists.offsets.push(lists.len() as u32);
-        let chars = CharPostings::new(&lists, 10);
-        match chars.get(0) {
-            CharHits::Dense(bytes) => {
-                assert_eq!(bytes.len(), 10);
-                for t in 0..10usize {
-                    let want = if t < 8 { 1 << (t % 5) } else { 0 };
-                    assert_eq!(bytes[t], want, "tool {t}");
+        tokens.extend(&common, &masks);
+        tokens.offsets.push(tokens.len() as u32);
+        tokens.extend(&[3], &[0b1_0000]);
+        tokens.offsets.push(tokens.len() as u32);
+        // Characters: a 0, b 1, z 2.
+        let chars = CharPostings::from_tokens(&tokens, &[vec![0, 1], vec![1, 2]], 3, 10);
+        for c in [0, 1] {
+            let CharHits::Dense(bytes) = chars.get(c) else {
+                panic!("character {c} is in 8 tools of 10: dense");
+            };
+            for t in 0..10usize {
+                let mut want = if t < 8 { 1 << (t % 5) } else { 0 };
+                if c == 1 && t == 3 {
+                    want |= 0b1_0000;
                 }
+                assert_eq!(bytes[t], want, "character {c}, tool {t}");
             }
-            CharHits::Sparse(..) => panic!("a character in 8 tools of 10 is dense"),
         }
-        match chars.get(1) {
-            CharHits::Sparse(ids, masks) => assert_eq!((ids, masks), (&[3][..], &[0b100][..])),
+        match chars.get(2) {
+            CharHits::Sparse(ids, masks) => assert_eq!((ids, masks), (&[3][..], &[0b1_0000][..])),
             CharHits::Dense(_) => panic!("a character in 1 tool of 10 is sparse"),
         }
     }
