@@ -107,12 +107,13 @@ mod tests {
             let CharHits::Dense(bytes) = chars.get(c) else {
                 panic!("character {c} is in 8 tools of 10: dense");
             };
-            for t in 0..10usize {
+            assert_eq!(bytes.len(), 10);
+            for (t, &got) in bytes.iter().enumerate() {
                 let mut want = if t < 8 { 1 << (t % 5) } else { 0 };
                 if c == 1 && t == 3 {
                     want |= 0b1_0000;
                 }
-                assert_eq!(bytes[t], want, "character {c}, tool {t}");
+                assert_eq!(got, want, "character {c}, tool {t}");
             }
         }
         match chars.get(2) {
