@@ -61,6 +61,9 @@ pub const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        allocator::purge_at_once();
+    }
     let result = match cli.command {
         Command::Control(args) => control::run(args),
         Command::Serve(args) => serve::run(args),
