@@ -12,6 +12,7 @@
 #![allow(unsafe_code)]
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 #[cfg(feature = "codeact")]
@@ -75,17 +76,36 @@ const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// delay; BENCHMARKS.md). `serve` keeps the delay: a gateway's requests free and reuse pages
 /// all the time, and it returns idle memory itself (see [`idle`]).
 pub(crate) fn purge_at_once() {
-    // SAFETY: `mi_option_set` takes no pointer; it sets one of mimalloc's own options, which
-    // mimalloc reads at each purge decision.
+    // SAFETY: `mi_option_get`/`mi_option_set` take no pointer; they read and set one of
+    // mimalloc's own options, which mimalloc reads at each purge decision.
+    let usual = unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) };
+    if usual != 0 {
+        USUAL_PURGE_DELAY.store(usual, Ordering::Relaxed);
+    }
+    // SAFETY: as above.
     unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 0) };
 }
+
+/// Back to mimalloc's own purge delay: for work that frees and reuses memory over and over,
+/// as `eval`'s timed queries do (each query's result lists handed back to the system and
+/// faulted in again cost BM25 a third of its median latency at 100k tools).
+pub(crate) fn purge_as_usual() {
+    // SAFETY: as in `purge_at_once`.
+    unsafe {
+        libmimalloc_sys::mi_option_set(PURGE_DELAY, USUAL_PURGE_DELAY.load(Ordering::Relaxed))
+    };
+}
+
+/// The purge delay before [`purge_at_once`] (mimalloc's default, 10 ms, unless the
+/// environment set another).
+static USUAL_PURGE_DELAY: AtomicI64 = AtomicI64::new(10);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_purge_delay_option_is_the_one_after_eager_commit_delay_and_is_set_to_zero() {
+    fn the_purge_delay_option_is_the_one_after_eager_commit_delay_set_to_zero_and_back() {
         // mimalloc.h lists `mi_option_purge_delay` right after `mi_option_eager_commit_delay`
         // (which the crate names); its default is 10 ms.
         assert_eq!(
@@ -98,5 +118,8 @@ mod tests {
         purge_at_once();
         // SAFETY: as above.
         assert_eq!(unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) }, 0);
+        purge_as_usual();
+        // SAFETY: as above.
+        assert_eq!(unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) }, 10);
     }
 }
