@@ -82,17 +82,18 @@ impl Part {
             let group_len = match current {
                 Some((g, len)) if g == doc.group => len,
                 _ => {
-                    let mut counts: Vec<(u32, u16)> = Vec::new();
-                    let mut len = 0u32;
+                    let mut all: Vec<u32> = Vec::new();
                     for text in group_texts {
-                        analyze(text, |t| {
-                            len += 1;
-                            let term = intern(&mut part.terms, t);
-                            match counts.iter_mut().find(|(c, _)| *c == term) {
-                                Some((_, n)) => *n = n.saturating_add(1),
-                                None => counts.push((term, 1)),
-                            }
-                        });
+                        analyze(text, |t| all.push(intern(&mut part.terms, t)));
+                    }
+                    let len = all.len() as u32;
+                    all.sort_unstable();
+                    let mut counts: Vec<(u32, u16)> = Vec::new();
+                    for term in all {
+                        match counts.last_mut() {
+                            Some((last, n)) if *last == term => *n = n.saturating_add(1),
+                            _ => counts.push((term, 1)),
+                        }
                     }
                     part.runs.push(Run {
                         tools: id..id,
