@@ -23,6 +23,7 @@ mod accumulate;
 mod build;
 mod chars;
 mod hits;
+mod premerged;
 
 use parking_lot::Mutex;
 use std::ops::Range;
@@ -41,6 +42,7 @@ use build::Postings;
 pub(crate) use build::for_each_field;
 use chars::CharPostings;
 use hits::HitCache;
+use premerged::Premerged;
 
 /// How well one tool matches a query; greater is better. The derived order is exactly the
 /// reference's order: exact match, then keywords covered, then the bucket counts in priority order.
@@ -99,6 +101,7 @@ pub struct KeywordIndex {
     chars: FxHashMap<char, u32>,
     char_postings: CharPostings,
     cache: HitCache,
+    premerged: Premerged,
     scratch: Mutex<Vec<Scratch>>,
 }
 

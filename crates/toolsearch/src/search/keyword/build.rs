@@ -13,6 +13,7 @@ use std::sync::Arc;
 use super::KeywordIndex;
 use super::chars::CharPostings;
 use super::hits::HitCache;
+use super::premerged::Premerged;
 use crate::catalog::ToolId;
 use crate::search::corpus::{Corpus, Doc};
 use crate::search::exact::ExactNames;
@@ -313,7 +314,7 @@ impl KeywordIndex {
         }
         suffixes.sort_unstable_by(|a, b| suffix(&token_text, a.0).cmp(suffix(&token_text, b.0)));
 
-        Self {
+        let mut index = Self {
             tool_count: corpus.len(),
             exact,
             words: b.words,
@@ -327,8 +328,11 @@ impl KeywordIndex {
                 map: RwLock::new((HashMap::new(), 0)),
                 budget: CACHE_DENSE_KEYWORDS * corpus.len().max(64),
             },
+            premerged: Premerged::default(),
             scratch: Mutex::new(Vec::new()),
-        }
+        };
+        index.premerged = Premerged::build(&index);
+        index
     }
 }
 

@@ -55,6 +55,11 @@ impl KeywordIndex {
             restricted = format!("\u{0}{}{kw}", char::from(b'a' + fields));
             &restricted
         };
+        if fields == ALL_FIELDS
+            && let Some(h) = self.premerged.get(kw)
+        {
+            return h.clone();
+        }
         if let Some(h) = self.cache.map.read().0.get(key) {
             return h.clone();
         }
@@ -71,7 +76,7 @@ impl KeywordIndex {
     }
 
     /// Merges a keyword's whole-word and substring postings into its best bucket per tool.
-    fn merge_hits(&self, kw: &str, fields: u8, s: &mut Scratch) -> KeywordHits {
+    pub(super) fn merge_hits(&self, kw: &str, fields: u8, s: &mut Scratch) -> KeywordHits {
         let Scratch {
             best,
             best_touched: touched,
