@@ -13,7 +13,7 @@
 //! descriptions) where the word or token occurs, so the best field is its lowest set bit.
 //!
 //! A keyword's postings are merged once into its `KeywordHits` (each hit tool with its best
-//! bucket), kept as a sorted list or, when it hits many tools, a byte per tool. Merged hits are
+//! bucket), kept as a sorted list or, when it hits many tools, half a byte per tool. Merged hits are
 //! cached per snapshot, bounded in size: the expensive keywords are the frequent ones ("the",
 //! "a", "to"), which recur across queries, while rare ones are cheap to merge. Per query, the
 //! counts are accumulated column-wise (one `u16` array per bucket), so a dense keyword is a few
@@ -23,6 +23,7 @@ mod accumulate;
 mod build;
 mod chars;
 mod hits;
+mod nibbles;
 mod premerged;
 
 use parking_lot::Mutex;

@@ -1,6 +1,6 @@
 //! Per-query accumulation: each keyword's hits added to the coverage counters (and a sparse
 //! keyword's to per-bucket counters), the candidates cut by a coverage threshold, and only
-//! then their bucket counts gathered from the dense keywords' bytes and packed into a `u128`
+//! then their bucket counts gathered from the dense keywords' nibbles and packed into a `u128`
 //! for selection.
 //!
 //! A dense keyword (one hitting a sixteenth of the tools or more: "the", "a", a frequent
@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use super::KeywordIndex;
 use super::hits::KeywordHits;
+use super::nibbles::Nibbles;
 use crate::catalog::{ToolId, Visibility};
 use crate::search::BUCKETS;
 use crate::search::keyword::Rank;
@@ -69,24 +70,23 @@ pub(super) fn apply(hits: &Arc<KeywordHits>, scope: &Range<ToolId>, s: &mut Scra
             false
         }
         KeywordHits::Dense(best) => {
-            for (c, &b) in s.coverage[lo..hi].iter_mut().zip(&best[lo..hi]) {
-                *c += u16::from(b != NONE);
-            }
+            best.count_into(&mut s.coverage, lo..hi);
             true
         }
     }
 }
 
 /// The packed rank of tool `t`: its sparse keywords' bucket counts, plus one for each of the
-/// `dense` keywords' bytes that names a bucket for `t`.
-fn packed_key(s: &Scratch, dense: &[&[u8]], t: usize, exact: bool) -> u128 {
+/// `dense` keywords that name a bucket for `t`.
+fn packed_key(s: &Scratch, dense: &[&Nibbles], t: usize, exact: bool) -> u128 {
     let mut counts = [0u16; BUCKETS];
     for (c, column) in counts.iter_mut().zip(&s.counts) {
         *c = column[t];
     }
     for best in dense {
-        if best[t] != NONE {
-            counts[best[t] as usize] += 1;
+        let b = best.get(t);
+        if b != NONE {
+            counts[b as usize] += 1;
         }
     }
     let mut key = (u128::from(exact) << 121) | (u128::from(s.coverage[t]) << 110);
@@ -158,12 +158,12 @@ pub(super) fn collect(
             have += hist[threshold];
         }
         let threshold = threshold.max(1) as u16;
-        // The dense keywords' bytes, gathered once for the candidates.
-        let dense: Vec<&[u8]> = s
+        // The dense keywords' buckets, gathered once for the candidates.
+        let dense: Vec<&Nibbles> = s
             .applied
             .iter()
             .filter_map(|h| match &**h {
-                KeywordHits::Dense(best) => Some(best.as_slice()),
+                KeywordHits::Dense(best) => Some(best),
                 KeywordHits::Sparse(..) => None,
             })
             .collect();

@@ -84,7 +84,8 @@ impl Pairs {
 /// One part's pairs, with the map renumbering its ids (`None`: already global).
 type PartPairs<'a> = (&'a Pairs, Option<&'a [u32]>);
 
-/// Cache budget, in multiples of the tool count (bytes): room for this many dense keywords.
+/// Cache budget, in multiples of the tool count (bytes): room for twice this many dense
+/// keywords (half a byte per tool each).
 const CACHE_DENSE_KEYWORDS: usize = 256;
 
 /// Calls `f(field, text)` for every searchable text of a document.

@@ -1,5 +1,5 @@
 //! One keyword's hits: its whole-word and substring postings merged into the best bucket per
-//! tool, kept sparse or as a byte per tool, and cached per snapshot within a byte budget.
+//! tool, kept sparse or as half a byte per tool, and cached per snapshot within a byte budget.
 
 use parking_lot::RwLock;
 use std::collections::HashMap;
@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::accumulate::{NONE, Scratch};
 use super::build::suffix;
 use super::chars::CharHits;
+use super::nibbles::Nibbles;
 use super::{ALL_FIELDS, KeywordIndex};
 use crate::catalog::ToolId;
 use crate::search::FIELDS;
@@ -17,8 +18,8 @@ use crate::search::FIELDS;
 pub(super) enum KeywordHits {
     /// Hit tools in ascending order, with their buckets.
     Sparse(Vec<ToolId>, Vec<u8>),
-    /// One byte per tool: its bucket, or [`NONE`].
-    Dense(Vec<u8>),
+    /// Every tool's bucket, or none, half a byte each.
+    Dense(Nibbles),
 }
 
 impl KeywordHits {
@@ -41,7 +42,7 @@ pub(super) struct HitCache {
     pub(super) budget: usize,
 }
 
-/// A keyword hitting more than 1/DENSE_DIVISOR of the tools is kept as a byte per tool.
+/// A keyword hitting more than 1/DENSE_DIVISOR of the tools is kept as half a byte per tool.
 const DENSE_DIVISOR: usize = 16;
 
 impl KeywordIndex {
@@ -125,7 +126,7 @@ impl KeywordIndex {
             }
         }
         let out = if touched.len() * DENSE_DIVISOR > self.tool_count {
-            let dense = best.clone();
+            let dense = Nibbles::pack(best);
             for &t in touched.iter() {
                 best[t as usize] = NONE;
             }
@@ -143,7 +144,7 @@ impl KeywordIndex {
     }
 
     /// The suffix-array entries whose suffix starts with `needle`.
-    fn suffix_range(&self, needle: &[u8]) -> &[(u32, u32)] {
+    pub(super) fn suffix_range(&self, needle: &[u8]) -> &[(u32, u32)] {
         let text = &self.token_text;
         let prefix = |pos: u32| {
             let s = suffix(text, pos);
