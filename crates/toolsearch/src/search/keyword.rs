@@ -199,7 +199,8 @@ impl KeywordIndex {
         }
     }
 
-    /// Empties the merged-hits cache (benchmarks measure cold queries with it).
+    /// Empties the merged-hits cache (benchmarks measure cold queries with it). The keywords
+    /// merged ahead when the index was built stay.
     pub fn clear_cache(&self) {
         let mut guard = self.cache.map.write();
         guard.0.clear();

@@ -3,8 +3,8 @@
 
 use serde_json::json;
 use toolsearch::eval::{DEPTH, Scorer};
-use toolsearch::search::Bm25Index;
 use toolsearch::search::terms;
+use toolsearch::search::{Bm25Index, Scored};
 use toolsearch::{Bm25Params, SearchMethod};
 use toolsearch::{Directory, Engine, Settings, parse_catalog};
 
@@ -40,6 +40,15 @@ fn stemming_finds_inflected_words_and_stop_words_alone_find_nothing() {
     );
 }
 
+/// Every hit's score is what `explain` adds up from its terms, each term scoring.
+fn assert_scores_are_explained(index: &Bm25Index, dir: &Directory, query: &str, hits: &[Scored]) {
+    for hit in hits {
+        let e = index.explain(query, hit.tool, dir);
+        assert!((e.score - hit.score).abs() < 1e-4, "{e:?} vs {hit:?}");
+        assert!(e.terms.iter().all(|t| t.score > 0.0 && t.idf > 0.0));
+    }
+}
+
 #[test]
 fn a_group_texts_terms_score_like_any_field_whether_or_not_the_tools_own_text_repeats_them() {
     // "weather" is in the first group's text (every tool of it) and in one tool's own text of
@@ -61,10 +70,7 @@ fn a_group_texts_terms_score_like_any_field_whether_or_not_the_tools_own_text_re
     let query = "weather quality";
     let (hits, total) = index.search(query, 0..dir.tools().len() as u32, 10);
     assert_eq!(total, 4, "{hits:?}");
-    for hit in &hits {
-        let e = index.explain(query, hit.tool, &dir);
-        assert!((e.score - hit.score).abs() < 1e-4, "{e:?} vs {hit:?}");
-    }
+    assert_scores_are_explained(&index, &dir, query, &hits);
     let explained = index.explain(query, hits[0].tool, &dir);
     let weather = explained.terms.iter().find(|t| t.term == "weather");
     assert_eq!(
@@ -98,11 +104,7 @@ fn scores_are_the_sum_of_the_explained_terms_and_ties_break_by_canonical_name() 
     let query = "weather forecast for the city of Paris";
     let (hits, total) = index.search(query, 0..dir.tools().len() as u32, 10);
     assert_eq!(total, 2, "only the weather tools share terms");
-    for hit in &hits {
-        let e = index.explain(query, hit.tool, &dir);
-        assert!((e.score - hit.score).abs() < 1e-4, "{e:?} vs {hit:?}");
-        assert!(e.terms.iter().all(|t| t.score > 0.0 && t.idf > 0.0));
-    }
+    assert_scores_are_explained(&index, &dir, query, &hits);
     let best = index.explain(query, hits[0].tool, &dir);
     assert_eq!(dir.tool(hits[0].tool).name, "get_forecast");
     let forecast = best
