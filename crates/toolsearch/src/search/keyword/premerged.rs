@@ -25,7 +25,7 @@ const MOST: usize = 512;
 /// the tools.
 const DENSE_SHARE: u64 = 16;
 
-/// Merged hits of the costliest short keywords (all fields).
+/// Merged hits of the costliest likely keywords (all fields).
 #[derive(Debug, Default)]
 pub(super) struct Premerged(FxHashMap<Box<str>, Arc<KeywordHits>>);
 
