@@ -27,25 +27,19 @@ pub(crate) fn per_tool(
     })
 }
 
-/// Maps contiguous ranges of `0..len` on scoped threads; the results come back in order.
-pub(crate) fn map_ranges<U, F>(len: usize, f: F) -> Vec<U>
+/// Runs `f(0)` … `f(workers - 1)`, each on its own scoped thread (on the calling thread when
+/// there is one worker); the results come back in order, and a worker's panic resumes here.
+pub(crate) fn on_workers<U, F>(workers: usize, f: F) -> Vec<U>
 where
     U: Send,
-    F: Fn(std::ops::Range<usize>) -> U + Sync,
+    F: Fn(usize) -> U + Sync,
 {
-    let n = workers(len);
-    if n <= 1 {
-        return vec![f(0..len)];
+    if workers <= 1 {
+        return vec![f(0)];
     }
-    let size = len.div_ceil(n);
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..len)
-            .step_by(size)
-            .map(|start| {
-                let f = &f;
-                scope.spawn(move || f(start..(start + size).min(len)))
-            })
-            .collect();
+        let f = &f;
+        let handles: Vec<_> = (0..workers).map(|k| scope.spawn(move || f(k))).collect();
         handles
             .into_iter()
             .map(|h| match h.join() {
@@ -53,6 +47,19 @@ where
                 Err(panic) => std::panic::resume_unwind(panic),
             })
             .collect()
+    })
+}
+
+/// Maps contiguous ranges of `0..len` on scoped threads; the results come back in order.
+pub(crate) fn map_ranges<U, F>(len: usize, f: F) -> Vec<U>
+where
+    U: Send,
+    F: Fn(std::ops::Range<usize>) -> U + Sync,
+{
+    let n = workers(len);
+    let size = len.div_ceil(n).max(1);
+    on_workers(len.div_ceil(size).max(1), |k| {
+        f((k * size).min(len)..((k + 1) * size).min(len))
     })
 }
 
@@ -109,5 +116,7 @@ mod tests {
         assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
         assert_eq!(ranges.last().map(|r| r.end), Some(items.len()));
         assert_eq!(map_ranges(10, |r| r), vec![0..10]);
+        assert_eq!(map_ranges(0, |r| r), vec![0..0]);
+        assert_eq!(on_workers(3, |k| k * 10), vec![0, 10, 20]);
     }
 }

@@ -91,23 +91,10 @@ impl Premerged {
                 })
                 .collect::<Vec<_>>()
         };
-        let map = if workers == 1 {
-            merge(0).into_iter().collect()
-        } else {
-            std::thread::scope(|scope| {
-                let merge = &merge;
-                let handles: Vec<_> = (0..workers)
-                    .map(|k| scope.spawn(move || merge(k)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| match h.join() {
-                        Ok(v) => v,
-                        Err(panic) => std::panic::resume_unwind(panic),
-                    })
-                    .collect()
-            })
-        };
+        let map = crate::parallel::on_workers(workers, merge)
+            .into_iter()
+            .flatten()
+            .collect();
         Self(map)
     }
 }
