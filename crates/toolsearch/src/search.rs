@@ -13,6 +13,7 @@ mod hybrid;
 mod index;
 mod int8;
 pub(crate) mod keyword;
+mod pool;
 mod ranking;
 // The exhaustive ranking the tests and benchmarks compare the indexes against: not part of the
 // API, built only with the `oracle` feature (which the crate's own tests and benchmarks turn on).

@@ -19,7 +19,7 @@
 //! [`Bm25Index::explain`] recomputes one tool's score term by term from the raw statistics, the
 //! way tantivy's `Explanation` does, and tests check that it adds up to the ranked score.
 
-use parking_lot::Mutex;
+use crate::search::pool::Pool;
 use std::ops::Range;
 
 use rustc_hash::FxHashMap;
@@ -63,7 +63,7 @@ pub struct Bm25Index {
     compounds: Compounds,
     /// Per-query score accumulators, reused (a fresh one per query cost page faults over the
     /// whole catalog): all zero between queries.
-    scratch: Mutex<Vec<Accumulator>>,
+    scratch: Pool<Accumulator>,
 }
 
 /// One query's scores per tool, and the tools it touched.
@@ -263,7 +263,7 @@ impl Bm25Index {
         visible: Option<&Visibility>,
     ) -> (Vec<Scored>, usize) {
         let terms = self.query_terms(query);
-        let mut scratch = self.scratch.lock().pop().unwrap_or_default();
+        let mut scratch = self.scratch.take(Accumulator::default);
         scratch.scores.resize(self.tool_count, 0.0);
         let Accumulator {
             scores: acc,
@@ -309,7 +309,7 @@ impl Bm25Index {
             acc[d as usize] = 0.0;
         }
         touched.clear();
-        self.scratch.lock().push(scratch);
+        self.scratch.give(scratch);
         let total = hits.len();
         let order = |a: &Scored, b: &Scored| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool));
         if need < hits.len() {

@@ -26,7 +26,7 @@ mod hits;
 mod nibbles;
 mod premerged;
 
-use parking_lot::Mutex;
+use crate::search::pool::Pool;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -103,7 +103,7 @@ pub struct KeywordIndex {
     char_postings: CharPostings,
     cache: HitCache,
     premerged: Premerged,
-    scratch: Mutex<Vec<Scratch>>,
+    scratch: Pool<Scratch>,
 }
 
 /// Every searchable field.

@@ -37,8 +37,7 @@ pub(super) const NONE: u8 = u8::MAX;
 
 impl KeywordIndex {
     pub(super) fn take_scratch(&self) -> Scratch {
-        let pooled = self.scratch.lock().pop();
-        pooled.unwrap_or_else(|| Scratch {
+        self.scratch.take(|| Scratch {
             coverage: vec![0; self.tool_count],
             counts: vec![vec![0; self.tool_count]; BUCKETS],
             best: vec![NONE; self.tool_count],
@@ -47,7 +46,7 @@ impl KeywordIndex {
     }
 
     pub(super) fn give_back(&self, s: Scratch) {
-        self.scratch.lock().push(s);
+        self.scratch.give(s);
     }
 }
 

@@ -2,7 +2,9 @@
 //! vocabularies, the vocabularies merged, posting lists laid out by a counting sort, and the
 //! suffix array over the distinct tokens.
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
+
+use crate::search::pool::Pool;
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -330,7 +332,7 @@ impl KeywordIndex {
                 budget: CACHE_DENSE_KEYWORDS * corpus.len().max(64),
             },
             premerged: Premerged::default(),
-            scratch: Mutex::new(Vec::new()),
+            scratch: Pool::default(),
         };
         index.premerged = Premerged::build(&index);
         index
