@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use super::name::{
     canonical_name, group_description_problem, group_name_problem, tool_name_problem,
 };
-use super::schema_text::{SchemaText, schema_text};
+use super::schema_text::SchemaText;
 use super::{Presentation, Schema, SourceTools, ToolDef};
 use crate::exec::Executor;
 use crate::problem::{Problem, Problems};
@@ -413,7 +413,7 @@ fn make_entry(group: u32, canonical: String, p: Pending) -> ToolEntry {
         summary: Some(summary_description(&description))
             .filter(|s| *s != description)
             .map(String::into_boxed_str),
-        schema_text: schema_text(&input_schema.to_map()),
+        schema_text: SchemaText::from_json(input_schema.json().get()),
         name,
         canonical,
         description,

@@ -1,11 +1,14 @@
 //! The searchable text of an input schema: property names and `description` strings.
 //!
-//! Read from the physical schema tree without resolving `$ref`. The walk enters exactly the
-//! keywords docs/reference.md lists; `patternProperties` keys are patterns, not names, so they are
-//! walked into but not collected as property names. Defaults, examples, enum values and titles
-//! are never collected.
+//! Read from the physical schema tree without resolving `$ref`, as the JSON text is parsed
+//! (`streamed`). The walk enters exactly the keywords docs/reference.md lists;
+//! `patternProperties` keys are patterns, not names, so they are walked into but not collected
+//! as property names. Defaults, examples, enum values and titles are never collected.
 
+#[cfg(test)]
 use serde_json::{Map, Value};
+
+mod streamed;
 
 /// Keywords whose value is a map of name → subschema.
 const SCHEMA_MAPS: &[&str] = &[
@@ -76,6 +79,12 @@ impl SchemaText {
         }
     }
 
+    /// The property names and descriptions of the schema in `json` (compact or not), read as
+    /// the text is parsed, without building its tree. Empty when `json` is not an object.
+    pub fn from_json(json: &str) -> Self {
+        streamed::schema_text_of_json(json)
+    }
+
     /// Keys of every `properties` map in the tree.
     pub fn property_names(&self) -> impl ExactSizeIterator<Item = &str> + Clone + '_ {
         (0..self.names).map(|i| self.piece(i))
@@ -92,7 +101,9 @@ impl SchemaText {
     }
 }
 
-/// Walks `schema` (iteratively, so no input depth can overflow the stack).
+/// Walks `schema` (iteratively, so no input depth can overflow the stack): the reference that
+/// [`SchemaText::from_json`] is tested against.
+#[cfg(test)]
 pub fn schema_text(schema: &Map<String, Value>) -> SchemaText {
     let mut names: Vec<&str> = Vec::new();
     let mut descriptions: Vec<&str> = Vec::new();
@@ -129,6 +140,7 @@ pub fn schema_text(schema: &Map<String, Value>) -> SchemaText {
     SchemaText::new(names, descriptions)
 }
 
+#[cfg(test)]
 fn push_all<'a>(stack: &mut Vec<&'a Map<String, Value>>, list: &'a [Value]) {
     for v in list {
         if let Value::Object(sub) = v {
@@ -198,6 +210,89 @@ mod tests {
             deep = json!({"not": deep});
         }
         assert_eq!(walk(deep).1, ["leaf"]);
+    }
+
+    /// Both readers on `v`: the pieces of each, in order (not sorted: order is part of the
+    /// text a dense encoder reads).
+    fn both(v: &Value) -> (SchemaText, SchemaText) {
+        let tree = match v {
+            Value::Object(m) => schema_text(m),
+            _ => SchemaText::default(),
+        };
+        (tree, SchemaText::from_json(&v.to_string()))
+    }
+
+    #[test]
+    fn the_text_read_as_parsed_is_the_trees_in_the_same_order() {
+        for v in [
+            json!({"description": "root", "properties": {"z": {"description": "zd"}, "a": {"items": [{"description": "t0"}, 3, {"properties": {"in": {}}}]}},
+                   "$defs": {"d": {"anyOf": [{"description": "any"}, true]}}, "not": {"description": "not"},
+                   "default": {"description": "never"}, "enum": [{"description": "never"}], "examples": [[{"properties": {"never": {}}}]]}),
+            json!({"properties": {"a": 1, "b": null, "c": "s", "d": [], "e": {"description": 7}}, "items": "x", "allOf": {"description": "not a list"}, "prefixItems": [[{"description": "nested list"}]]}),
+            json!({"description": ["not", "text"], "properties": [], "not": [], "if": {"then": {"description": "deep"}}}),
+            json!({"description": "escaped \"quote\" and \u{e9}", "properties": {"caf\u{e9}": {}, "tab\tname": {}}}),
+            json!({}),
+            json!([{"description": "an array is no schema"}]),
+            json!("text"),
+        ] {
+            let (tree, read) = both(&v);
+            assert_eq!(read, tree, "{v}");
+        }
+        // Repeated keys: the last value wins, in the place of the first (serde_json's map).
+        let text = r#"{"properties": {"a": {"description": "first"}, "b": {}, "a": {"description": "last"}},
+                       "description": "one", "description": 2, "not": {"description": "n1"}, "not": {"description": "n2"}}"#;
+        let tree: Map<String, Value> = serde_json::from_str(text).expect("json");
+        let read = SchemaText::from_json(text);
+        assert_eq!(read, schema_text(&tree));
+        assert_eq!(read.property_names().collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(read.descriptions().collect::<Vec<_>>(), ["n2", "last"]);
+        // Many members (past the linear look-up) with a repeat far apart.
+        let mut many: Vec<String> = (0..40)
+            .map(|i| format!("\"p{i}\": {{\"description\": \"d{i}\"}}"))
+            .collect();
+        many.push("\"p3\": {\"description\": \"again\"}".to_owned());
+        let text = format!("{{\"properties\": {{{}}}}}", many.join(", "));
+        let tree: Map<String, Value> = serde_json::from_str(&text).expect("json");
+        assert_eq!(SchemaText::from_json(&text), schema_text(&tree));
+        assert!(
+            SchemaText::from_json(&text)
+                .descriptions()
+                .any(|d| d == "again")
+        );
+        // Not JSON, or not one value: nothing.
+        for bad in ["", "{", "{} {}", "nul"] {
+            assert_eq!(SchemaText::from_json(bad), SchemaText::default(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_text_read_as_parsed_agrees_on_every_shared_sets_schemas() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data");
+        let Ok(sets) = std::fs::read_dir(dir) else {
+            // The shared data may be skipped outside CI (see `TOOLSEARCH_SKIP_SHARED_DATA`).
+            assert_eq!(
+                std::env::var("TOOLSEARCH_SKIP_SHARED_DATA").as_deref(),
+                Ok("1"),
+                "{dir} is missing"
+            );
+            return;
+        };
+        let mut schemas = 0;
+        for set in sets {
+            let path = set.expect("entry").path().join("catalog.json");
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let catalog: Value = serde_json::from_str(&text).expect("a catalog is JSON");
+            let groups = catalog["groups"].as_array().into_iter().flatten();
+            for tool in groups.flat_map(|g| g["tools"].as_array().into_iter().flatten()) {
+                let schema = &tool["inputSchema"];
+                let (tree, read) = both(schema);
+                assert_eq!(read, tree, "{}: {}", path.display(), tool["name"]);
+                schemas += 1;
+            }
+        }
+        assert!(schemas > 8_000, "{schemas} schemas read");
     }
 
     #[test]
