@@ -14,5 +14,5 @@ mod tests;
 
 pub use access::{AccessConfig, ClientConfig, JWT_ALGORITHMS, JwksSource, JwtConfig};
 pub use file::{Config, ConfigError, DEFAULT_STARTUP_WAIT, load_config, parse_config};
-pub use source::{DEFAULT_INHERITED_ENV, SourceConfig, SourceKind, ToolFilter};
+pub use source::{DEFAULT_INHERITED_ENV, HttpTransport, SourceConfig, SourceKind, ToolFilter};
 pub use telemetry::{DEFAULT_SERVICE_NAME, TelemetryConfig};

@@ -10,7 +10,7 @@
 //   trace_context             — W3C trace context: from a request, on to upstreams
 //   downstream                — the client request a call serves: relays, progress, log level
 //   approval, awaiting_input  — asking the person; calls waiting for their client's input
-//   upstream                  — one upstream MCP server: connect (stdio, HTTP), list, call
+//   upstream                  — one upstream MCP server: connect (stdio, HTTP, legacy SSE), list, call
 //   auth                      — who is calling: client tokens and JWTs → the caller's identity
 //   audit, metrics, telemetry — the audit log file; Prometheus metrics; OTLP traces
 //   gateway                   — every source behind one engine, supervised

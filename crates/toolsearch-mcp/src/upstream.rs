@@ -1,9 +1,9 @@
-//! One upstream MCP server as a source: connect (a stdio child process or streamable HTTP, as
-//! its [`SourceKind`] says), list its tools (paging followed, bounded), call them, pass its
+//! One upstream MCP server as a source: connect (a stdio child process, streamable HTTP or
+//! legacy HTTP+SSE, as its [`SourceKind`] says), list its tools (paging followed, bounded), call them, pass its
 //! resources and prompts through, report its list changes, and check its health after a call
 //! that was abandoned.
 //!
-//! One file per part: `stdio` and `http` connect, `session` opens per-session
+//! One file per part: `stdio`, `http` and `sse` connect, `session` opens per-session
 //! connections for context headers, `executor` runs calls (on a stdio upstream, through its
 //! `call_lane`), `listen` follows change subscriptions, `cause` reads rmcp's errors.
 
@@ -17,14 +17,17 @@ mod inflight;
 mod listen;
 mod noticed;
 mod session;
+mod sse;
 mod stdio;
+
+pub use sse::SseOpenError;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::config::SourceKind;
+use crate::config::{HttpTransport, SourceKind};
 use rmcp::ServiceError;
 use rmcp::model::{ClientRequest, PaginatedRequestParams, ServerCapabilities};
 use rmcp::service::{Peer, RoleClient, RunningService};
@@ -125,6 +128,9 @@ pub enum UpstreamError {
     /// It lists more than [`MAX_LIST_PAGES`] pages of tools.
     #[error("more than {MAX_LIST_PAGES} pages of tools; the rest are ignored")]
     TooManyPages,
+    /// A legacy SSE upstream's event stream could not be opened.
+    #[error(transparent)]
+    SseOpen(#[from] sse::SseOpenError),
     /// The source is a catalog file, not a server.
     #[error("a catalog file is not an MCP server")]
     NotAServer,
@@ -512,13 +518,24 @@ impl Upstream {
                 };
                 stdio::connect(self, client, command, args, env, cwd.as_ref()).await?
             }
-            SourceKind::Http { url, headers, .. } => {
+            SourceKind::Http {
+                url,
+                transport,
+                headers,
+                ..
+            } => {
                 let mut all = headers.clone();
                 all.extend(self.session_headers.clone());
-                (
-                    http::connect(client, url, &all, &self.wire_fields).await?,
-                    None,
-                )
+                let running = match transport {
+                    HttpTransport::StreamableHttp => {
+                        http::connect(client, url, &all, &self.wire_fields).await?
+                    }
+                    HttpTransport::Sse => {
+                        sse::connect(client, http::shared_client()?, url, &all, &self.wire_fields)
+                            .await?
+                    }
+                };
+                (running, None)
             }
             _ => return Err(UpstreamError::NotAServer),
         };

@@ -73,6 +73,8 @@ pub enum ServerKind {
     Http {
         url: String,
         headers: BTreeMap<String, String>,
+        /// Listed with the legacy HTTP+SSE transport (`"type": "sse"`).
+        sse: bool,
     },
 }
 
@@ -121,12 +123,6 @@ impl ClientFile {
             }
             match server(entry) {
                 Some(kind) => {
-                    if entry.get("type").and_then(Value::as_str) == Some("sse") {
-                        problems.push(format!(
-                            "{}: server {key:?} is listed with the legacy SSE transport; it is written as a streamable HTTP url, which `toolsearch check` will show working or not",
-                            self.path.display()
-                        ));
-                    }
                     out.push(Server {
                         key: key.clone(),
                         kind,
@@ -181,8 +177,8 @@ fn launches_gateway(entry: &Value) -> bool {
     is_ours && serves
 }
 
-/// A client's entry as a server: a `command` (stdio) or a `url` (streamable HTTP; VS Code's
-/// and Claude Code's `"type": "sse"` too, whose servers most often also speak it).
+/// A client's entry as a server: a `command` (stdio) or a `url` (streamable HTTP, or the legacy
+/// HTTP+SSE transport when its `"type"` is `"sse"`, as VS Code and Claude Code write it).
 fn server(entry: &Value) -> Option<ServerKind> {
     let strings = |key: &str| -> BTreeMap<String, String> {
         entry
@@ -215,6 +211,7 @@ fn server(entry: &Value) -> Option<ServerKind> {
     Some(ServerKind::Http {
         url: url.to_owned(),
         headers: strings("headers"),
+        sse: entry.get("type").and_then(Value::as_str) == Some("sse"),
     })
 }
 

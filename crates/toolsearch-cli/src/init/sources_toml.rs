@@ -53,7 +53,8 @@ pub fn sources(servers: &[Server]) -> (Vec<Source>, Vec<Needed>) {
                     .collect(),
                 cwd: cwd.clone(),
             },
-            ServerKind::Http { url, headers } => ServerKind::Http {
+            ServerKind::Http { url, headers, sse } => ServerKind::Http {
+                sse: *sse,
                 url: needed.url(&prefix, &s.key, &with_defaults(url)),
                 headers: headers
                     .iter()
@@ -387,8 +388,11 @@ pub fn toml(sources: &[Source]) -> String {
                     out.push_str(&format!("cwd = {}\n", quoted(cwd)));
                 }
             }
-            ServerKind::Http { url, headers } => {
+            ServerKind::Http { url, headers, sse } => {
                 out.push_str(&format!("url = {}\n", quoted(url)));
+                if *sse {
+                    out.push_str("transport = \"sse\"\n");
+                }
                 if !headers.is_empty() {
                     out.push_str(&format!("headers = {}\n", inline_table(headers)));
                 }

@@ -193,6 +193,7 @@ pub(super) struct RawSource {
     pub(super) inherit_env: Option<Vec<String>>,
     pub(super) cwd: Option<String>,
     pub(super) url: Option<String>,
+    pub(super) transport: Option<String>,
     pub(super) headers: Option<BTreeMap<String, String>>,
     pub(super) context_headers: Option<BTreeMap<String, String>>,
     pub(super) catalog: Option<String>,

@@ -50,10 +50,12 @@ pub enum SourceKind {
         /// Working directory.
         cwd: Option<PathBuf>,
     },
-    /// An MCP server over streamable HTTP.
+    /// An MCP server over HTTP.
     Http {
         /// Endpoint.
         url: String,
+        /// Streamable HTTP, or the legacy HTTP+SSE transport.
+        transport: HttpTransport,
         /// Static headers (values may hold `${env:NAME}`).
         headers: BTreeMap<String, String>,
         /// Per-session headers: header name → context path (`run.id`, `identity.tenant_id`).
@@ -64,6 +66,18 @@ pub enum SourceKind {
         /// Path (resolved against the config's folder).
         path: PathBuf,
     },
+}
+
+/// `transport` of a `url` source.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpTransport {
+    /// `"streamable-http"` (the default): the current protocol's transport.
+    #[default]
+    StreamableHttp,
+    /// `"sse"`: the legacy HTTP+SSE transport of protocol 2024-11-05 (a GET event stream,
+    /// messages POSTed to the endpoint it names).
+    Sse,
 }
 
 /// One validated `[[source]]`.
@@ -167,6 +181,7 @@ pub(super) fn validate_source(
         1 => {
             if let Some(command) = s.command {
                 mismatch("headers", s.headers.is_some(), problems, "url");
+                mismatch("transport", s.transport.is_some(), problems, "url");
                 mismatch(
                     "context_headers",
                     s.context_headers.is_some(),
@@ -232,8 +247,20 @@ pub(super) fn validate_source(
                         problems.add(format!("{at}.context_headers.{h}"), format!("{path:?} is not a context path such as \"run.id\" or \"identity.tenant_id\""));
                     }
                 }
+                let transport = match s.transport.as_deref() {
+                    None | Some("streamable-http") => HttpTransport::StreamableHttp,
+                    Some("sse") => HttpTransport::Sse,
+                    Some(other) => {
+                        problems.add(
+                            format!("{at}.transport"),
+                            format!("{other:?} is not one of streamable-http, sse"),
+                        );
+                        HttpTransport::StreamableHttp
+                    }
+                };
                 Some(SourceKind::Http {
                     url,
+                    transport,
                     headers,
                     context_headers,
                 })
@@ -248,6 +275,7 @@ pub(super) fn validate_source(
                 ] {
                     mismatch(key, present, problems, "command or url");
                 }
+                mismatch("transport", s.transport.is_some(), problems, "url");
                 s.catalog
                     .map(|c| SourceKind::Catalog { path: base.join(c) })
             }

@@ -510,3 +510,36 @@ fn a_policy_that_only_denies_allows_every_other_tool() {
     assert_eq!(c.access.policies[0].allow, ["*"]);
     assert_eq!(c.access.policies[0].deny, ["billing/refund_*"]);
 }
+
+#[test]
+fn a_url_sources_transport_is_streamable_http_unless_it_says_sse() {
+    use crate::config::HttpTransport;
+    let c = parse("[[source]]\nname = \"new\"\nurl = \"http://127.0.0.1:1/mcp\"\ngroup = \"n\"\ndescription = \"d\"\n\n[[source]]\nname = \"old\"\nurl = \"http://127.0.0.1:1/sse\"\ntransport = \"sse\"\ngroup = \"o\"\ndescription = \"d\"\n\n[[source]]\nname = \"said\"\nurl = \"http://127.0.0.1:1/mcp\"\ntransport = \"streamable-http\"\ngroup = \"s\"\ndescription = \"d\"\n")
+        .expect("valid");
+    let transports: Vec<HttpTransport> = c
+        .sources
+        .iter()
+        .map(|s| match &s.kind {
+            SourceKind::Http { transport, .. } => *transport,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        transports,
+        [
+            HttpTransport::StreamableHttp,
+            HttpTransport::Sse,
+            HttpTransport::StreamableHttp
+        ]
+    );
+    let text = parse("[[source]]\nname = \"a\"\nurl = \"http://127.0.0.1:1/sse\"\ntransport = \"websocket\"\ngroup = \"a\"\ndescription = \"d\"\n\n[[source]]\nname = \"b\"\ncommand = \"x\"\ntransport = \"sse\"\ngroup = \"b\"\ndescription = \"d\"\n\n[[source]]\nname = \"c\"\ncatalog = \"c.json\"\ntransport = \"sse\"\n")
+        .expect_err("invalid")
+        .to_string();
+    for needle in [
+        "source[0] (\"a\").transport: \"websocket\" is not one of streamable-http, sse",
+        "source[1] (\"b\").transport: only allowed with url",
+        "source[2] (\"c\").transport: only allowed with url",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+}

@@ -34,11 +34,12 @@ const POOL_IDLE: std::time::Duration = std::time::Duration::from_secs(4);
 /// root certificates) for all of them. Each session's own connection to a source with context
 /// headers used to build its own, ~0.1 MB apiece; what differs between connections (the
 /// session id, the source's and the session's headers) goes with each request anyway.
-fn shared_client() -> Result<reqwest::Client, UpstreamError> {
+pub(super) fn shared_client() -> Result<reqwest::Client, UpstreamError> {
     static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
     if let Some(client) = CLIENT.get() {
         return Ok(client.clone());
     }
+    install_crypto_provider();
     let client = reqwest::Client::builder()
         .pool_idle_timeout(POOL_IDLE)
         .build()
