@@ -3,7 +3,8 @@
 //! conformance-server.mjs` directly, then with that server behind `toolsearch serve --http`:
 //! every scenario that passes directly passes through the gateway, except where the gateway
 //! documents a rename (with `presentation = "proxy"` the server's tools are behind the
-//! controls, so scenarios that call a tool by its own name cannot find it).
+//! controls, so scenarios that call a tool by its own name cannot find it). Then the client
+//! scenarios that need no login, with the gateway as the client under test.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -170,4 +171,66 @@ fn every_scenario_that_passes_directly_passes_through_the_gateway() {
         lost.is_empty(),
         "scenarios that pass directly and fail through the gateway: {lost:?}"
     );
+}
+
+/// The client scenarios the gateway plays the client of without a login (the suite plays the
+/// server): `tests/mcp-servers/conformance-client.mjs` drives each, with the TypeScript SDK's
+/// client straight at the suite's URL, then through `toolsearch serve` whose one source is that
+/// URL. Each scenario's checks, by whether it passed.
+const CLIENT_SCENARIOS: &[&str] = &[
+    "initialize",
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "sse-retry",
+];
+
+/// Runs the client scenario `scenario` with the client script, through the gateway when
+/// `gateway` holds its binary: whether the suite passed it (every check ran, none failed), and
+/// the suite's output.
+fn run_client_scenario(scenario: &str, gateway: Option<&str>) -> (bool, String) {
+    let (node, suite) = suite();
+    let script = root().join("tests/mcp-servers/conformance-client.mjs");
+    let out = temp_dir(&format!(
+        "conformance-client-{scenario}-{}",
+        if gateway.is_some() {
+            "gateway"
+        } else {
+            "direct"
+        }
+    ));
+    let mut command = Command::new(&node);
+    command
+        .arg(&suite)
+        .args(["client", "--scenario", scenario, "--command"])
+        .arg(format!("{} {}", node.display(), script.display()))
+        .arg("-o")
+        .arg(&out)
+        .stdin(Stdio::null());
+    match gateway {
+        Some(binary) => command.env("TOOLSEARCH_BIN", binary),
+        None => command.env_remove("TOOLSEARCH_BIN"),
+    };
+    let run = command.output().expect("run the conformance suite");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    (
+        run.status.success() && text.contains("OVERALL: PASSED"),
+        text,
+    )
+}
+
+#[test]
+fn the_client_scenarios_pass_with_the_gateway_as_the_client() {
+    for scenario in CLIENT_SCENARIOS {
+        let (direct, text) = run_client_scenario(scenario, None);
+        assert!(
+            direct,
+            "{scenario} fails with the SDK's client alone:\n{text}"
+        );
+        let (through, text) = run_client_scenario(scenario, Some(env!("CARGO_BIN_EXE_toolsearch")));
+        assert!(through, "{scenario} fails through the gateway:\n{text}");
+    }
 }

@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use crate::config::{HttpTransport, SourceKind};
 use rmcp::ServiceError;
-use rmcp::model::{ClientRequest, PaginatedRequestParams, ServerCapabilities};
+use rmcp::model::{ClientRequest, PaginatedRequestParams, ProtocolVersion, ServerCapabilities};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use tokio::sync::{Notify, RwLock, mpsc};
 use toolsearch::ToolDef;
@@ -503,6 +503,14 @@ impl Upstream {
             events: self.events.clone(),
             inflight: self.inflight.clone(),
             sampling: self.options.sampling,
+            // Over HTTP, `initialize` is the fallback for servers of the versions that have it:
+            // it offers the newest of those (2026-07-28 has no `initialize`; a server of an
+            // earlier version would be offered a version it cannot know). A stdio child is
+            // offered the newest, which servers that know it answer in kind.
+            initialize_version: match &self.kind {
+                SourceKind::Http { .. } => ProtocolVersion::LATEST_WITH_INITIALIZE,
+                _ => ProtocolVersion::LATEST,
+            },
         };
         let (running, lane) = match &self.kind {
             SourceKind::Stdio {

@@ -14,8 +14,8 @@ use rmcp::model::{
     ClientCapabilities, ClientInfo, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
     CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode,
     Implementation, InputRequest, ListRootsRequest, ListRootsResult,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ResourceUpdatedNotificationParam,
-    ServerRequest,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProtocolVersion,
+    ResourceUpdatedNotificationParam, ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, ServiceError};
 use rmcp::{ClientHandler, ErrorData};
@@ -35,6 +35,8 @@ pub struct UpstreamClient {
     pub(super) inflight: Arc<Inflight>,
     /// The source lets its upstream ask the client's model (`sampling`, default true).
     pub(super) sampling: bool,
+    /// The version an `initialize` handshake offers.
+    pub(super) initialize_version: ProtocolVersion,
 }
 
 /// What a client request of the upstream needs of the client.
@@ -163,6 +165,7 @@ impl ClientHandler for UpstreamClient {
         capabilities.sampling = self.sampling.then(Default::default);
         capabilities.roots = Some(Default::default());
         let mut info = ClientInfo::default();
+        info.protocol_version = self.initialize_version.clone();
         info.capabilities = capabilities;
         let mut implementation = Implementation::from_build_env();
         implementation.name = "toolsearch".into();
