@@ -216,10 +216,14 @@ async fn a_refused_or_silent_stream_is_named_for_what_it_did() {
             .into()
     })
     .await;
+    // An event that never ends: read up to the bound, not into memory without end.
+    let (endless, _) =
+        hand_made(|_| event_stream(&format!("data: {}", "x".repeat(17 << 20)))).await;
     let toml = [
         sse_source("locked", &format!("http://127.0.0.1:{unauthorized}/sse")),
         sse_source("json", &format!("http://127.0.0.1:{not_sse}/sse")),
         sse_source("silent", &format!("http://127.0.0.1:{no_endpoint}/sse")),
+        sse_source("endless", &format!("http://127.0.0.1:{endless}/sse")),
     ]
     .concat();
     let g = gateway(&toml).await;
@@ -231,6 +235,11 @@ async fn a_refused_or_silent_stream_is_named_for_what_it_did() {
         reason(2).contains("ended before it named its message endpoint"),
         "{}",
         reason(2)
+    );
+    assert!(
+        reason(3).contains("an event of more than 16777216 bytes"),
+        "{}",
+        reason(3)
     );
     g.shutdown().await;
 }

@@ -76,6 +76,74 @@ pub enum SseSendError {
     Status(u16),
 }
 
+/// The largest event read from an upstream's stream (rmcp's bound for streamable HTTP): a
+/// server that never ends its event cannot make the gateway hold more.
+const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// Why the event stream's bytes stopped.
+#[derive(Debug, thiserror::Error)]
+enum StreamError {
+    /// The HTTP body broke.
+    #[error(transparent)]
+    Http(#[from] reqwest::Error),
+    /// An event grew past [`MAX_EVENT_BYTES`].
+    #[error("an event of more than {MAX_EVENT_BYTES} bytes")]
+    TooLarge,
+}
+
+/// Counts the bytes of the event being read; an empty line (`\n`, `\r` or `\r\n` after a line
+/// ending) ends it.
+#[derive(Default)]
+struct EventBound {
+    bytes: usize,
+    line_empty: bool,
+    prev: u8,
+}
+
+impl EventBound {
+    /// Takes `chunk`; false once the event being read is over the bound.
+    fn take(&mut self, chunk: &[u8]) -> bool {
+        for &b in chunk {
+            match b {
+                b'\n' if self.prev == b'\r' => {}
+                b'\n' | b'\r' => {
+                    if self.line_empty {
+                        self.bytes = 0;
+                    }
+                    self.line_empty = true;
+                }
+                _ => {
+                    self.line_empty = false;
+                    self.bytes += 1;
+                }
+            }
+            self.prev = b;
+        }
+        self.bytes <= MAX_EVENT_BYTES
+    }
+}
+
+/// The body's bytes, ending with [`StreamError::TooLarge`] when an event outgrows the bound.
+fn bounded(
+    body: impl futures_util::Stream<Item = Result<bytes::Bytes, reqwest::Error>> + Send + 'static,
+) -> impl futures_util::Stream<Item = Result<bytes::Bytes, StreamError>> + Send + 'static {
+    body.scan((EventBound::default(), false), |(bound, over), chunk| {
+        let item = if *over {
+            None
+        } else {
+            match chunk {
+                Ok(chunk) if bound.take(&chunk) => Some(Ok(chunk)),
+                Ok(_) => {
+                    *over = true;
+                    Some(Err(StreamError::TooLarge))
+                }
+                Err(e) => Some(Err(StreamError::from(e))),
+            }
+        };
+        std::future::ready(item)
+    })
+}
+
 /// The transport of one legacy SSE connection.
 pub(super) struct SseTransport {
     client: reqwest::Client,
@@ -149,7 +217,7 @@ async fn open(
         }
         .into());
     }
-    let mut events = SseStream::from_bytes_stream(response.bytes_stream()).boxed();
+    let mut events = SseStream::from_bytes_stream(bounded(response.bytes_stream())).boxed();
     let endpoint = loop {
         match events.next().await {
             Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
@@ -273,4 +341,37 @@ pub(super) async fn connect(
     tokio::time::timeout(CONNECT_TIMEOUT, started)
         .await
         .map_err(|_| UpstreamError::Timeout(CONNECT_TIMEOUT))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_bounded_and_every_kind_of_empty_line_ends_it() {
+        let half = vec![b'x'; MAX_EVENT_BYTES / 2 + 1];
+        for ending in [&b"\n\n"[..], b"\r\r", b"\r\n\r\n", b"\n\r\n"] {
+            let mut bound = EventBound::default();
+            assert!(bound.take(b"data: "));
+            assert!(bound.take(&half), "half the bound");
+            assert!(bound.take(ending));
+            assert!(bound.take(&half), "a new event after {ending:?}");
+        }
+        // One line ending is not the end of the event; split across chunks it still counts.
+        let mut bound = EventBound::default();
+        assert!(bound.take(&half));
+        assert!(bound.take(b"\r"));
+        assert!(
+            !bound.take(&[b"\n".as_slice(), &half].concat()),
+            "one event, over the bound"
+        );
+        let mut bound = EventBound::default();
+        assert!(bound.take(&half));
+        assert!(bound.take(b"\r\n\r"));
+        assert!(bound.take(b"\n"));
+        assert!(
+            bound.take(&half),
+            "\\r\\n\\r\\n split across chunks ends the event"
+        );
+    }
 }
