@@ -1,7 +1,7 @@
 //! One upstream MCP server as a source: connect (a stdio child process, streamable HTTP or
-//! legacy HTTP+SSE, as its [`SourceKind`] says), list its tools (paging followed, bounded), call them, pass its
-//! resources and prompts through, report its list changes, and check its health after a call
-//! that was abandoned.
+//! legacy HTTP+SSE, as its [`SourceKind`] says), list its tools (paging followed, bounded),
+//! call them, pass its resources and prompts through, report its list changes, and check its
+//! health after a call that was abandoned.
 //!
 //! One file per part: `stdio`, `http` and `sse` connect, `session` opens per-session
 //! connections for context headers, `executor` runs calls (on a stdio upstream, through its

@@ -25,11 +25,6 @@ fn keyword(key: &str) -> Option<u8> {
         .map(|i| i as u8)
 }
 
-/// Index of `key` among the walked keywords (it is one of them).
-fn keyword_of(key: &str) -> u8 {
-    keyword(key).unwrap_or(u8::MAX)
-}
-
 /// A schema node as far as the walk needs it.
 #[derive(Default)]
 struct Node<'a> {
@@ -89,10 +84,11 @@ impl<'a> Named<'a> {
 }
 
 impl<'a> Node<'a> {
-    fn get(&self, key: u8) -> Option<&Value<'a>> {
+    /// The value of keyword number `key` (see [`keyword`]).
+    fn get(&self, key: usize) -> Option<&Value<'a>> {
         self.keywords
             .iter()
-            .find(|(k, _)| *k == key)
+            .find(|(k, _)| usize::from(*k) == key)
             .map(|(_, v)| v)
     }
 
@@ -290,8 +286,9 @@ pub(super) fn schema_text_of_json(json: &str) -> SchemaText {
         if let Some(d) = &node.description {
             descriptions.push(d);
         }
-        for key in SCHEMA_MAPS {
-            if let Some(Value::Named(named)) = node.get(keyword_of(key)) {
+        // A keyword's number is its place in the three lists, one after the other.
+        for (k, key) in SCHEMA_MAPS.iter().enumerate() {
+            if let Some(Value::Named(named)) = node.get(k) {
                 for (name, sub) in &named.members {
                     if *key == "properties" {
                         names.push(name);
@@ -302,15 +299,16 @@ pub(super) fn schema_text_of_json(json: &str) -> SchemaText {
                 }
             }
         }
-        for key in SCHEMA_VALUES {
-            match node.get(keyword_of(key)) {
+        for (k, key) in SCHEMA_VALUES.iter().enumerate() {
+            match node.get(SCHEMA_MAPS.len() + k) {
                 Some(Value::Schema(sub)) => stack.push(sub),
                 Some(Value::Array(list)) if *key == "items" => stack.extend(list),
                 _ => {}
             }
         }
-        for key in SCHEMA_LISTS {
-            if let Some(Value::Array(list)) = node.get(keyword_of(key)) {
+        for k in 0..SCHEMA_LISTS.len() {
+            if let Some(Value::Array(list)) = node.get(SCHEMA_MAPS.len() + SCHEMA_VALUES.len() + k)
+            {
                 stack.extend(list);
             }
         }
