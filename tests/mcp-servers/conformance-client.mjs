@@ -4,6 +4,15 @@
 // config whose one source is the suite's URL, `toolsearch serve` on it over stdio, driven by the
 // TypeScript SDK's client through the controls. Without it, the same SDK client talks to the
 // suite directly: what passes that way must pass through the gateway.
+//
+// An `auth/*` scenario (gateway only) logs in first, as a person would: the source gets
+// `auth = "oauth"` (or the pre-registered client the suite names in MCP_CONFORMANCE_CONTEXT,
+// or the suite's client metadata document), `toolsearch auth login` prints the URL to open,
+// and this script plays the browser: it opens the URL, whose authorization server answers at
+// once with a redirect, and follows that redirect to the gateway's loopback listener. Then it
+// serves and calls through the gateway with the stored tokens.
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,17 +39,63 @@ const client = new Client(
 // A person who accepts and fills in nothing: the SDK fills in the schema's defaults.
 client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: {} }));
 
+/// The source's `auth` line for an `auth/*` scenario, and the environment its secret is in.
+function authFor(scenario) {
+  const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
+  if (context.client_id && context.client_secret) {
+    return [
+      `auth = { client_id = ${JSON.stringify(context.client_id)}, client_secret = "\${env:SUITE_CLIENT_SECRET}" }\n`,
+      { SUITE_CLIENT_SECRET: context.client_secret },
+    ];
+  }
+  if (scenario === "auth/basic-cimd") {
+    return [
+      `auth = { client_metadata_url = "https://conformance-test.local/client-metadata.json" }\n`,
+      {},
+    ];
+  }
+  return [`auth = "oauth"\n`, {}];
+}
+
+/// `toolsearch auth login suite`, with this script as the browser.
+async function logIn(config, env) {
+  const login = spawn(binary, ["auth", "login", "suite", "--config", config, "--timeout", "30"], {
+    env,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = new Promise((resolve) => login.on("exit", (code) => resolve(code)));
+  const lines = createInterface({ input: login.stdout });
+  for await (const line of lines) {
+    if (!line.startsWith("http")) continue;
+    const answer = await fetch(line, { redirect: "manual" });
+    const back = answer.headers.get("location");
+    if (!back) throw new Error(`the authorization URL answered ${answer.status} without a redirect`);
+    const landed = await fetch(back);
+    console.error(`redirect listener: ${landed.status} ${await landed.text()}`);
+    break;
+  }
+  const code = await exited;
+  if (code !== 0) throw new Error(`toolsearch auth login exited ${code}`);
+}
+
 let transport;
+let loginConfig;
+let loginEnv;
 if (binary) {
   const dir = mkdtempSync(join(tmpdir(), "toolsearch-conformance-"));
   const config = join(dir, "toolsearch.toml");
+  const [auth, secrets] = scenario.startsWith("auth/") ? authFor(scenario) : ["", {}];
+  const env = { ...process.env, ...secrets, XDG_STATE_HOME: join(dir, "state") };
   writeFileSync(
     config,
-    `[[source]]\nname = "suite"\nurl = ${JSON.stringify(url)}\ngroup = "suite"\ndescription = "The conformance suite's server"\n`,
+    `[[source]]\nname = "suite"\nurl = ${JSON.stringify(url)}\ngroup = "suite"\ndescription = "The conformance suite's server"\n${auth}`,
   );
+  [loginConfig, loginEnv] = [config, env];
+  if (auth) await logIn(config, env);
   transport = new StdioClientTransport({
     command: binary,
     args: ["serve", "--config", config],
+    env,
     stderr: "inherit",
   });
 } else {
@@ -49,15 +104,25 @@ if (binary) {
 
 await client.connect(transport);
 await client.listTools();
-const call = calls[scenario];
+const call = scenario.startsWith("auth/") ? ["test-tool", {}] : calls[scenario];
 if (call) {
   const [tool, args] = call;
-  const result = binary
-    ? await client.callTool({
-        name: "call_tool",
-        arguments: { group: "suite", tool, arguments: args },
-      })
-    : await client.callTool({ name: tool, arguments: args });
-  console.error(`${tool}: ${JSON.stringify(result).slice(0, 300)}`);
+  const once = () =>
+    binary
+      ? client.callTool({
+          name: "call_tool",
+          arguments: { group: "suite", tool, arguments: args },
+        })
+      : client.callTool({ name: tool, arguments: args });
+  let result = await once();
+  console.error(`${tool}: ${JSON.stringify(result).slice(0, 400)}`);
+  // The gateway answers needs_auth when the server wants a login (more scope): the person
+  // runs the login it names, and the model calls again.
+  const text = result.content?.[0]?.text ?? "";
+  if (binary && result.isError && text.includes('"needs_auth"')) {
+    await logIn(loginConfig, loginEnv);
+    result = await once();
+    console.error(`${tool} after a new login: ${JSON.stringify(result).slice(0, 400)}`);
+  }
 }
 await client.close();

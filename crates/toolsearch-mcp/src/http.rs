@@ -35,6 +35,7 @@ use crate::accept::{HttpResponse, spawn_accept_loop};
 use crate::auth::{Authenticator, CallerIdentity};
 use crate::in_progress::InProgress;
 use crate::replica::ReplicaSessions;
+use crate::secrets::constant_time_eq;
 use crate::server::Handler;
 use crate::session_owners::SessionOwners;
 use crate::{Gateway, jsonrpc};
@@ -177,10 +178,6 @@ impl HttpServer {
         self.stop.cancel();
         let _ = self.task.await;
     }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 fn json_rpc_error(status: StatusCode, body: &serde_json::Value) -> HttpResponse {

@@ -33,6 +33,13 @@ pub fn expand_with(
     Ok(out)
 }
 
+/// Whether two secrets are equal, in time that does not depend on where they first differ
+/// (their lengths may show).
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    use subtle::ConstantTimeEq;
+    a.ct_eq(b).into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,7 @@ mod http;
 mod inflight;
 mod listen;
 mod noticed;
+pub mod oauth;
 mod session;
 mod sse;
 mod stdio;
@@ -131,6 +132,9 @@ pub enum UpstreamError {
     /// A legacy SSE upstream's event stream could not be opened.
     #[error(transparent)]
     SseOpen(#[from] sse::SseOpenError),
+    /// An OAuth source has no usable token, or its login failed.
+    #[error(transparent)]
+    OAuth(#[from] oauth::OAuthError),
     /// The source is a catalog file, not a server.
     #[error("a catalog file is not an MCP server")]
     NotAServer,
@@ -394,6 +398,8 @@ pub struct Upstream {
     /// supervisor then pings the upstream.
     suspect: AtomicBool,
     suspect_notify: Notify,
+    /// An OAuth source whose last connection or call found no usable token.
+    needs_login: AtomicBool,
 }
 
 impl Upstream {
@@ -417,6 +423,7 @@ impl Upstream {
             stderr: Arc::default(),
             suspect: AtomicBool::new(false),
             suspect_notify: Notify::new(),
+            needs_login: AtomicBool::new(false),
         }
     }
 
@@ -530,13 +537,25 @@ impl Upstream {
                 url,
                 transport,
                 headers,
+                oauth,
                 ..
             } => {
                 let mut all = headers.clone();
                 all.extend(self.session_headers.clone());
                 let running = match transport {
                     HttpTransport::StreamableHttp => {
-                        http::connect(client, url, &all, &self.wire_fields).await?
+                        let endpoint = http::Endpoint {
+                            name: &self.name,
+                            url,
+                            headers: &all,
+                            oauth: oauth.as_ref(),
+                        };
+                        let connected = http::connect(client, endpoint, &self.wire_fields).await;
+                        if let Err(UpstreamError::OAuth(oauth::OAuthError::NeedsLogin)) = &connected
+                        {
+                            self.needs_login.store(true, Ordering::Relaxed);
+                        }
+                        connected?
                     }
                     HttpTransport::Sse => {
                         sse::connect(client, http::shared_client()?, url, &all, &self.wire_fields)
@@ -547,10 +566,34 @@ impl Upstream {
             }
             _ => return Err(UpstreamError::NotAServer),
         };
+        self.needs_login.store(false, Ordering::Relaxed);
         listen::listen_for_changes(running.peer(), &self.name, &self.events);
         let tools = list_tools(running.peer(), &self.wire_fields).await;
         *self.conn.write().await = Some(Connection { running, lane });
         tools
+    }
+
+    /// Whether this OAuth source's last connection or call found no usable token: it needs a
+    /// person to log in (`toolsearch auth login`).
+    pub fn needs_login(&self) -> bool {
+        self.needs_login.load(Ordering::Relaxed)
+    }
+
+    /// Whether it logs in with OAuth.
+    pub(crate) fn is_oauth(&self) -> bool {
+        matches!(&self.kind, SourceKind::Http { oauth: Some(_), .. })
+    }
+
+    /// An OAuth source's token file.
+    pub(crate) fn token_file(&self) -> Option<oauth::TokenFile> {
+        match &self.kind {
+            SourceKind::Http {
+                url,
+                oauth: Some(_),
+                ..
+            } => oauth::TokenFile::for_source(&self.name, url).ok(),
+            _ => None,
+        }
     }
 
     /// Lists the tools of the live connection.

@@ -15,7 +15,9 @@ use serde_json::{Map, Value};
 use crate::exec::Executor;
 
 pub use catalog_json::catalog_json;
-pub use directory::{DirectEntry, Directory, DirectoryError, GroupEntry, ToolEntry, ToolId};
+pub use directory::{
+    DirectEntry, Directory, DirectoryError, GroupEntry, NEEDS_LOGIN, ToolEntry, ToolId, login_hint,
+};
 pub use file::{CatalogFile, CatalogFileError, load_catalog_file, parse_catalog};
 pub use name::canonical_name;
 pub use schema::Schema;

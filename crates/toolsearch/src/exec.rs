@@ -36,6 +36,17 @@ pub enum ExecError {
         /// What it said.
         message: String,
     },
+    /// The upstream accepts no call until a person logs in to it again (no token, or none it
+    /// accepts); `hint` says how.
+    #[error("{upstream} needs a login: {message}")]
+    NeedsLogin {
+        /// The upstream's name.
+        upstream: String,
+        /// Why.
+        message: String,
+        /// What to do, e.g. the command to run.
+        hint: String,
+    },
     /// The tool could not be reached; nothing ran.
     #[error("{0}")]
     Unavailable(String),

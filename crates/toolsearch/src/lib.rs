@@ -44,8 +44,9 @@ pub use catalog::name::{group_description_problem, group_name_problem};
 pub use catalog::schema_text::SchemaText;
 pub use catalog::{
     CatalogFile, CatalogFileError, CodeActTools, DirectEntry, Directory, DirectoryError,
-    GroupEntry, GroupSpec, Presentation, Schema, SourceTools, ToolDef, ToolEntry, ToolId, View,
-    Visibility, canonical_name, catalog_json, load_catalog_file, parse_catalog,
+    GroupEntry, GroupSpec, NEEDS_LOGIN, Presentation, Schema, SourceTools, ToolDef, ToolEntry,
+    ToolId, View, Visibility, canonical_name, catalog_json, load_catalog_file, login_hint,
+    parse_catalog,
 };
 // Settings and the access rules the engine applies.
 pub use config::{

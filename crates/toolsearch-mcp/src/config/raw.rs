@@ -194,6 +194,7 @@ pub(super) struct RawSource {
     pub(super) cwd: Option<String>,
     pub(super) url: Option<String>,
     pub(super) transport: Option<String>,
+    pub(super) auth: Option<super::source_auth::RawAuth>,
     pub(super) headers: Option<BTreeMap<String, String>>,
     pub(super) context_headers: Option<BTreeMap<String, String>>,
     pub(super) catalog: Option<String>,

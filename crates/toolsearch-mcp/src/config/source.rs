@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::access_file::is_context_path;
 use super::raw::{RawCodeActTools, RawSource, RawToolFilter};
+use super::source_auth::{OAuthConfig, validate_auth};
 use toolsearch::{
     CodeActTools, Problems, glob_problem, group_description_problem, group_name_problem, within,
 };
@@ -60,6 +61,8 @@ pub enum SourceKind {
         headers: BTreeMap<String, String>,
         /// Per-session headers: header name → context path (`run.id`, `identity.tenant_id`).
         context_headers: BTreeMap<String, String>,
+        /// `auth`: the source logs in with OAuth (`toolsearch auth login`).
+        oauth: Option<OAuthConfig>,
     },
     /// A static catalog file.
     Catalog {
@@ -182,6 +185,7 @@ pub(super) fn validate_source(
             if let Some(command) = s.command {
                 mismatch("headers", s.headers.is_some(), problems, "url");
                 mismatch("transport", s.transport.is_some(), problems, "url");
+                mismatch("auth", s.auth.is_some(), problems, "url");
                 mismatch(
                     "context_headers",
                     s.context_headers.is_some(),
@@ -258,11 +262,30 @@ pub(super) fn validate_source(
                         HttpTransport::StreamableHttp
                     }
                 };
+                let oauth = s.auth.map(|a| validate_auth(&at, a, problems));
+                if oauth.is_some() {
+                    if transport == HttpTransport::Sse {
+                        problems.add(
+                            format!("{at}.auth"),
+                            "OAuth works with transport = \"streamable-http\", not \"sse\"",
+                        );
+                    }
+                    if let Some(h) = headers
+                        .keys()
+                        .find(|h| h.eq_ignore_ascii_case("authorization"))
+                    {
+                        problems.add(
+                            format!("{at}.headers.{h}"),
+                            "the OAuth login supplies the Authorization header; remove this one",
+                        );
+                    }
+                }
                 Some(SourceKind::Http {
                     url,
                     transport,
                     headers,
                     context_headers,
+                    oauth,
                 })
             } else {
                 for (key, present) in [
@@ -276,6 +299,7 @@ pub(super) fn validate_source(
                     mismatch(key, present, problems, "command or url");
                 }
                 mismatch("transport", s.transport.is_some(), problems, "url");
+                mismatch("auth", s.auth.is_some(), problems, "url");
                 s.catalog
                     .map(|c| SourceKind::Catalog { path: base.join(c) })
             }
@@ -398,7 +422,7 @@ fn tool_filter(at: &str, raw: RawToolFilter, problems: &mut Problems) -> ToolFil
 }
 
 /// An environment variable's name: ASCII letters, digits and `_`, not starting with a digit.
-fn is_env_name(name: &str) -> bool {
+pub(super) fn is_env_name(name: &str) -> bool {
     let mut b = name.bytes();
     b.next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')

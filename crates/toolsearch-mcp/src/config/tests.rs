@@ -543,3 +543,61 @@ fn a_url_sources_transport_is_streamable_http_unless_it_says_sse() {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
 }
+
+#[test]
+fn an_oauth_source_names_its_client_or_registers_itself() {
+    use crate::config::OAuthConfig;
+    let c = parse(concat!(
+        "[[source]]\nname = \"linear\"\nurl = \"https://mcp.linear.app/mcp\"\nauth = \"oauth\"\ngroup = \"issues\"\ndescription = \"d\"\n\n",
+        "[[source]]\nname = \"corp\"\nurl = \"https://mcp.corp.example/mcp\"\ngroup = \"c\"\ndescription = \"d\"\n",
+        "auth = { client_id = \"toolsearch\", client_secret = \"${env:CORP_SECRET}\", scopes = [\"read\", \"write\"] }\n\n",
+        "[[source]]\nname = \"plain\"\nurl = \"https://mcp.example/mcp\"\ngroup = \"p\"\ndescription = \"d\"\n",
+    ))
+    .expect("valid");
+    let oauth: Vec<Option<OAuthConfig>> = c
+        .sources
+        .iter()
+        .map(|s| match &s.kind {
+            SourceKind::Http { oauth, .. } => oauth.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(oauth[0], Some(OAuthConfig::default()));
+    let corp = oauth[1].clone().expect("oauth");
+    assert_eq!(corp.client_id.as_deref(), Some("toolsearch"));
+    assert_eq!(corp.client_secret.as_deref(), Some("${env:CORP_SECRET}"));
+    assert_eq!(corp.scopes, ["read", "write"]);
+    assert_eq!(oauth[2], None);
+}
+
+#[test]
+fn a_bad_auth_is_named_by_its_path() {
+    let text = parse(concat!(
+        "[[source]]\nname = \"a\"\nurl = \"https://h/mcp\"\nauth = \"basic\"\ngroup = \"a\"\ndescription = \"d\"\n\n",
+        "[[source]]\nname = \"b\"\nurl = \"https://h/mcp\"\ngroup = \"b\"\ndescription = \"d\"\n",
+        "auth = { client_secret = \"hunter2\", client_metadata_url = \"http://h/c.json\", scopes = [\"a b\"] }\n\n",
+        "[[source]]\nname = \"c\"\ncommand = \"x\"\nauth = \"oauth\"\ngroup = \"c\"\ndescription = \"d\"\n\n",
+        "[[source]]\nname = \"d\"\nurl = \"https://h/sse\"\ntransport = \"sse\"\nauth = \"oauth\"\nheaders = { Authorization = \"Bearer ${env:T}\" }\ngroup = \"d\"\ndescription = \"d\"\n\n",
+        "[[source]]\nname = \"e\"\nurl = \"https://h/mcp\"\nauth = { client_id = \"x\", tenant = \"y\" }\ngroup = \"e\"\ndescription = \"d\"\n",
+    ))
+    .expect_err("invalid")
+    .to_string();
+    for needle in [
+        "source[0] (\"a\").auth: \"basic\" is not \"oauth\"",
+        "source[1] (\"b\").auth.client_secret: a secret belongs to a client_id",
+        "source[1] (\"b\").auth.client_secret: secrets come from the environment",
+        "source[1] (\"b\").auth.client_metadata_url: \"http://h/c.json\" must be an https:// URL with a path",
+        "source[1] (\"b\").auth.scopes: \"a b\" is not a scope",
+        "source[2] (\"c\").auth: only allowed with url",
+        "source[3] (\"d\").auth: OAuth works with transport = \"streamable-http\"",
+        "source[3] (\"d\").headers.Authorization: the OAuth login supplies the Authorization header",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+    assert!(
+        text.contains("source[4] (\"e\").auth: unknown field `tenant`"),
+        "{text}"
+    );
+    // The secret itself is never repeated.
+    assert!(!text.contains("hunter2"), "{text}");
+}

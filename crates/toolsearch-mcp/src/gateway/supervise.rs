@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CONNECTING, FIRST_BACKOFF, Gateway, HEALTH_POLL, MAX_BACKOFF};
 use crate::upstream::{PING_TIMEOUT, Upstream, UpstreamEvent};
+use toolsearch::NEEDS_LOGIN;
 
 pub(super) async fn follow(
     gateway: Weak<Gateway>,
@@ -73,7 +74,9 @@ pub(super) async fn supervise(
                     .find(|s| s.name == name)
                     .and_then(|s| s.status.err())
                     .unwrap_or_else(|| "the upstream stopped".to_owned());
-                let reason = if reason == CONNECTING {
+                let reason = if upstream.needs_login() {
+                    NEEDS_LOGIN.to_owned()
+                } else if reason == CONNECTING {
                     "the upstream stopped".to_owned()
                 } else {
                     reason

@@ -26,6 +26,26 @@ impl Drop for AbandonGuard<'_> {
     }
 }
 
+/// The answer to a call of an OAuth source that needs a login.
+fn needs_login(upstream: &Upstream, why: &str) -> ExecError {
+    ExecError::NeedsLogin {
+        upstream: upstream.name.clone(),
+        message: why.to_owned(),
+        hint: super::oauth::login_hint(&upstream.name),
+    }
+}
+
+/// Whether the server refused the call for want of scope (HTTP 403 `insufficient_scope`).
+fn is_insufficient_scope(e: &rmcp::ServiceError) -> bool {
+    e.auth_challenge().is_some_and(|c| {
+        rmcp::transport::auth::WWWAuthenticateParams::parse(
+            c,
+            &"http://localhost/".parse().expect("a URL"),
+        )
+        .is_insufficient_scope()
+    })
+}
+
 /// Runs calls on an upstream.
 #[derive(Debug, Clone)]
 pub struct UpstreamExecutor(pub Arc<Upstream>);
@@ -37,6 +57,9 @@ impl UpstreamExecutor {
         tool: String,
         arguments: Map<String, Value>,
     ) -> Result<CallResult, ExecError> {
+        if upstream.needs_login() {
+            return Err(needs_login(&upstream, "it has no token it accepts"));
+        }
         let Some(caller) = upstream.caller().await else {
             return Err(ExecError::Unavailable(format!(
                 "upstream {} is not connected (it is still connecting, or restarting)",
@@ -71,6 +94,36 @@ impl UpstreamExecutor {
         .await;
         match answer {
             Ok(result) => Ok(convert::call_result(result)),
+            Err(e) if upstream.is_oauth() && is_insufficient_scope(&e) => {
+                // The token works, but not for this: the server names the scope it wants.
+                // The next login asks for it; the source stays up for what the token allows.
+                let challenge = e.auth_challenge().unwrap_or_default().to_owned();
+                if let Some(file) = upstream.token_file()
+                    && let Ok(mut saved) = file.read()
+                {
+                    saved.step_up = Some(challenge.clone());
+                    if let Err(e) = file.write(&saved) {
+                        tracing::warn!(upstream = %upstream.name, error = %e, "could not keep the scope the server asked for");
+                    }
+                }
+                Err(needs_login(
+                    &upstream,
+                    &format!("the server wants more scope for this call ({challenge})"),
+                ))
+            }
+            Err(e)
+                if upstream.is_oauth()
+                    && (e.is_authorization_required() || e.auth_challenge().is_some()) =>
+            {
+                // The token was refused and refreshing it did not help: the connection is
+                // let go, and the source stays down as needing a login until it has one.
+                upstream
+                    .needs_login
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                let gone = upstream.clone();
+                tokio::spawn(async move { gone.disconnect().await });
+                Err(needs_login(&upstream, &describe(&e)))
+            }
             Err(e) if e.is_authorization_required() || e.auth_challenge().is_some() => {
                 Err(ExecError::Unauthorized {
                     upstream: upstream.name.clone(),

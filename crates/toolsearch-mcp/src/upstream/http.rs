@@ -7,11 +7,15 @@ use std::sync::Arc;
 
 use rmcp::model::ProtocolVersion;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpClientTransportConfig,
+};
 use rmcp::{ClientLifecycleMode, ClientServiceExt};
 
 use super::cause::{describe, is_unreachable, root_cause};
+use super::oauth::{self, OAuthError};
 use super::{CONNECT_TIMEOUT, Running, UpstreamClient, UpstreamError};
+use crate::config::OAuthConfig;
 use crate::secrets::expand;
 use crate::trace_context::TracingClient;
 use crate::wire_fields::WireFields;
@@ -47,12 +51,11 @@ pub(super) fn shared_client() -> Result<reqwest::Client, UpstreamError> {
     Ok(CLIENT.get_or_init(|| client).clone())
 }
 
-fn transport(
+/// The endpoint's transport config: `url`, the source's headers expanded and checked.
+fn config(
     url: &str,
     headers: &BTreeMap<String, String>,
-    fields: Arc<WireFields>,
-) -> Result<StreamableHttpClientTransport<TracingClient>, UpstreamError> {
-    install_crypto_provider();
+) -> Result<StreamableHttpClientTransportConfig, UpstreamError> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     let mut custom = HashMap::new();
     for (name, value) in headers {
@@ -72,11 +75,17 @@ fn transport(
         custom.insert(header_name, header_value);
     }
     config.custom_headers = custom;
-    let client = shared_client()?;
-    Ok(StreamableHttpClientTransport::with_client(
-        TracingClient(client, fields),
-        config,
-    ))
+    Ok(config)
+}
+
+/// Who the source is and how it authenticates: its name (for its token file), URL, headers
+/// and, for an OAuth source, its OAuth settings.
+#[derive(Clone, Copy)]
+pub(super) struct Endpoint<'a> {
+    pub(super) name: &'a str,
+    pub(super) url: &'a str,
+    pub(super) headers: &'a BTreeMap<String, String>,
+    pub(super) oauth: Option<&'a OAuthConfig>,
 }
 
 /// Connects to `url` with `headers` (the source's own, plus a session's context headers).
@@ -90,48 +99,68 @@ fn transport(
 /// in time is not tried again here.
 pub(super) async fn connect(
     client: UpstreamClient,
-    url: &str,
-    headers: &BTreeMap<String, String>,
+    endpoint: Endpoint<'_>,
     fields: &Arc<WireFields>,
 ) -> Result<Running, UpstreamError> {
     let lifecycle = ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::LATEST],
         legacy_version: None,
     };
-    let discovered = handshake(client.clone(), url, headers, fields, lifecycle).await;
+    let discovered = handshake(client.clone(), endpoint, fields, lifecycle).await;
     let Err(UpstreamError::Initialize { source, .. }) = discovered else {
         return discovered;
     };
-    tracing::debug!(url, error = %describe(&*source), "server/discover gave no usable answer; trying initialize");
-    handshake(
-        client,
-        url,
-        headers,
-        fields,
-        ClientLifecycleMode::Initialize,
-    )
-    .await
-    .map_err(|fallback| match fallback {
-        UpstreamError::Initialize { source: second, .. } => UpstreamError::Handshake {
-            discover: describe(&*source),
-            initialize: describe(&*second),
-        },
-        other => other,
-    })
+    tracing::debug!(url = endpoint.url, error = %describe(&*source), "server/discover gave no usable answer; trying initialize");
+    handshake(client, endpoint, fields, ClientLifecycleMode::Initialize)
+        .await
+        .map_err(|fallback| match fallback {
+            UpstreamError::Initialize { source: second, .. } => UpstreamError::Handshake {
+                discover: describe(&*source),
+                initialize: describe(&*second),
+            },
+            other => other,
+        })
 }
 
-/// One connection attempt with `lifecycle`.
+/// One connection attempt with `lifecycle`: with the stored OAuth tokens for an OAuth source.
 async fn handshake(
     client: UpstreamClient,
-    url: &str,
-    headers: &BTreeMap<String, String>,
+    endpoint: Endpoint<'_>,
     fields: &Arc<WireFields>,
     lifecycle: ClientLifecycleMode,
 ) -> Result<Running, UpstreamError> {
-    let transport = super::noticed::Noticed::new(
-        transport(url, headers, fields.clone())?,
-        client.inflight.clone(),
-    );
+    install_crypto_provider();
+    let config = config(endpoint.url, endpoint.headers)?;
+    let http = TracingClient(shared_client()?, fields.clone());
+    match endpoint.oauth {
+        None => {
+            let transport = StreamableHttpClientTransport::with_client(http, config);
+            attempt(client, endpoint, transport, lifecycle).await
+        }
+        Some(oauth) => {
+            let http = oauth::authorized(endpoint.name, endpoint.url, oauth, http).await?;
+            let transport = StreamableHttpClientTransport::with_client(http, config);
+            attempt(client, endpoint, transport, lifecycle)
+                .await
+                .map_err(|e| match e {
+                    // The server refused the stored token, and refreshing it did not help.
+                    UpstreamError::Unauthorized(_) => OAuthError::NeedsLogin.into(),
+                    other => other,
+                })
+        }
+    }
+}
+
+async fn attempt<C>(
+    client: UpstreamClient,
+    endpoint: Endpoint<'_>,
+    transport: StreamableHttpClientTransport<C>,
+    lifecycle: ClientLifecycleMode,
+) -> Result<Running, UpstreamError>
+where
+    C: StreamableHttpClient + Send + Sync + Clone + 'static,
+{
+    let transport = super::noticed::Noticed::new(transport, client.inflight.clone());
     tokio::time::timeout(
         CONNECT_TIMEOUT,
         client.serve_with_lifecycle(transport, lifecycle),
@@ -143,7 +172,7 @@ async fn handshake(
             UpstreamError::Unauthorized(describe(&e))
         } else if is_unreachable(&e) {
             UpstreamError::Unreachable {
-                url: url.to_owned(),
+                url: endpoint.url.to_owned(),
                 cause: root_cause(&e),
             }
         } else {

@@ -102,6 +102,15 @@ pub struct GroupEntry {
     pub unavailable: Vec<(String, String)>,
 }
 
+/// The reason of a source that is unavailable until a person logs in to it; a group whose
+/// every unavailable source gives it lists `"unavailable": "needs login"`.
+pub const NEEDS_LOGIN: &str = "needs login";
+
+/// What a call of a source that [needs a login](NEEDS_LOGIN) is told to do.
+pub fn login_hint(source: &str) -> String {
+    format!("run: toolsearch auth login {source}")
+}
+
 /// A direct tool (listed as an ordinary top-level tool).
 #[derive(Debug)]
 #[non_exhaustive]

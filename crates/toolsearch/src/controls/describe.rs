@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::args::{object, req_str};
 use super::discover::{FullEntry, entry_too_large, full_entry};
-use crate::catalog::{ToolId, View};
+use crate::catalog::{NEEDS_LOGIN, ToolId, View, login_hint};
 use crate::config::Settings;
 use crate::error::ToolError;
 
@@ -58,6 +58,16 @@ pub(crate) fn resolve(
         return Ok(id);
     }
     let entry = &dir.groups()[g as usize];
+    if let Some((source, _)) = entry.unavailable.first()
+        && entry.unavailable.iter().all(|(_, r)| r == NEEDS_LOGIN)
+    {
+        // Its tools are not known until a person logs in to its source.
+        return Err(ToolError::needs_auth(format!(
+            "Group {group:?} lists no tool named {tool:?} right now: its source {source} needs a login before its tools are known. Nothing ran."
+        ))
+        .with("hint", login_hint(source))
+        .with("upstream", source.clone()));
+    }
     if !entry.unavailable.is_empty() {
         // The tool may belong to a source that is connecting or down: say that, not "unknown".
         let why: Vec<String> = entry

@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::args::{object, opt_uint};
-use crate::catalog::{GroupEntry, View};
+use crate::catalog::{GroupEntry, NEEDS_LOGIN, View};
 use crate::config::Settings;
 use crate::error::ToolError;
 use crate::page::{TooLarge, fit_page};
@@ -21,6 +21,9 @@ struct GroupLine<'a> {
 
 fn line(g: &GroupEntry, count: u32) -> String {
     let unavailable = (!g.unavailable.is_empty()).then(|| {
+        if g.unavailable.iter().all(|(_, r)| r == NEEDS_LOGIN) {
+            return NEEDS_LOGIN.to_owned();
+        }
         let why: Vec<String> = g
             .unavailable
             .iter()

@@ -220,6 +220,21 @@ impl CallPath {
                 )
                 .with("upstream", upstream)
             }
+            ExecError::NeedsLogin {
+                upstream,
+                message,
+                hint,
+            } => {
+                if let Some(hook) = &self.on_unauthorized {
+                    hook(&upstream);
+                }
+                ToolError::needs_auth(format!(
+                    "{upstream} needs a login before {} can run: {message}. Nothing ran.",
+                    target.label()
+                ))
+                .with("hint", hint)
+                .with("upstream", upstream)
+            }
             ExecError::Unavailable(m) => ToolError::unavailable(format!(
                 "{} cannot be reached: {m}. Nothing ran; try again later or use another tool.",
                 target.label()

@@ -113,3 +113,61 @@ async fn the_note_counts_in_the_byte_budget() {
     assert_eq!(v["tools"].as_array().map(Vec::len), Some(9), "{v}");
     assert_eq!(v["next_offset"], 9);
 }
+
+/// A source that needs a person to log in: its group says so in those words, and a call of a
+/// tool it would list answers `needs_auth` with the command to run.
+#[tokio::test]
+async fn a_source_that_needs_a_login_says_how_to_give_it_one() {
+    let needs_login = SourceTools::grouped(
+        "linear",
+        GroupSpec::new("issues", "Linear issues and projects"),
+        Vec::new(),
+    )
+    .with_unavailable(Some(toolsearch::NEEDS_LOGIN.into()));
+    let down = SourceTools::grouped(
+        "fs",
+        GroupSpec::new("files", "Read and write files"),
+        Vec::new(),
+    )
+    .with_unavailable(Some("the process exited".into()));
+    let up = SourceTools::grouped(
+        "crm-svc",
+        GroupSpec::new("crm", "Customer records"),
+        vec![ToolDef::new("customer_name", "Look up a customer's name.")],
+    );
+    let e = Engine::builder()
+        .sources([up, needs_login, down])
+        .build()
+        .expect("valid");
+    let r = e.handle("list_tool_groups", json!({})).await;
+    let v: Value = serde_json::from_str(r.first_text().expect("text")).expect("json");
+    let lines = v["groups"].as_array().expect("groups");
+    let issues = lines
+        .iter()
+        .find(|l| l["group"] == "issues")
+        .unwrap_or_else(|| panic!("{:?}", r.first_text()));
+    assert_eq!(issues["unavailable"], "needs login", "{lines:?}");
+    let files = lines.iter().find(|l| l["group"] == "files").expect("files");
+    assert_ne!(files["unavailable"], "needs login", "{lines:?}");
+
+    let r = e
+        .handle(
+            "call_tool",
+            json!({"group": "issues", "tool": "create_issue", "arguments": {}}),
+        )
+        .await;
+    assert!(r.is_error, "{r:?}");
+    let v: Value = serde_json::from_str(r.first_text().expect("text")).expect("json");
+    assert_eq!(v["error"], "needs_auth", "{v}");
+    assert_eq!(v["hint"], "run: toolsearch auth login linear", "{v}");
+    assert_eq!(v["upstream"], "linear", "{v}");
+    // A group down for another reason is unavailable, not a login.
+    let r = e
+        .handle(
+            "call_tool",
+            json!({"group": "files", "tool": "read", "arguments": {}}),
+        )
+        .await;
+    let v: Value = serde_json::from_str(r.first_text().expect("text")).expect("json");
+    assert_eq!(v["error"], "unavailable", "{v}");
+}

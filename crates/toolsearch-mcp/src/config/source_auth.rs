@@ -1,0 +1,115 @@
+//! `auth` of a `url` source: `"oauth"`, or a table naming the client's identity and scopes for
+//! the MCP authorization flow (`toolsearch auth login`).
+
+use serde::Deserialize;
+use toolsearch::Problems;
+
+/// `auth` as written: a word or a table, read here so that a mistake in it is named by its
+/// path like any other.
+pub(super) type RawAuth = toml::Value;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOAuth {
+    client_id: Option<String>,
+    client_secret: Option<String>,
+    client_metadata_url: Option<String>,
+    scopes: Option<Vec<String>>,
+}
+
+/// A source that logs in with OAuth: who the client is, and what it asks for. With neither a
+/// `client_id` nor a `client_metadata_url`, the client registers itself (RFC 7591) when the
+/// authorization server allows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OAuthConfig {
+    /// A client registered with the authorization server beforehand.
+    pub client_id: Option<String>,
+    /// That client's secret, as `${env:NAME}`: secrets come only from the environment.
+    pub client_secret: Option<String>,
+    /// An HTTPS URL of a client ID metadata document: the client's identity when the
+    /// authorization server accepts such documents and no `client_id` is given.
+    pub client_metadata_url: Option<String>,
+    /// The scopes to ask for; empty: what the server's challenge or metadata suggests.
+    pub scopes: Vec<String>,
+}
+
+/// Validates `auth`, reporting every problem under `at.auth`.
+pub(super) fn validate_auth(at: &str, raw: RawAuth, problems: &mut Problems) -> OAuthConfig {
+    let at = format!("{at}.auth");
+    let raw: RawOAuth = match raw {
+        toml::Value::String(w) if w == "oauth" => return OAuthConfig::default(),
+        toml::Value::Table(t) => match toml::Value::Table(t).try_into() {
+            Ok(t) => t,
+            Err(e) => {
+                problems.add(at, e.message().to_owned());
+                return OAuthConfig::default();
+            }
+        },
+        other => {
+            let written = match &other {
+                toml::Value::String(w) => format!("{w:?}"),
+                v => v.type_str().to_owned(),
+            };
+            problems.add(
+                at,
+                format!("{written} is not \"oauth\" or a table such as {{ client_id = \"...\" }}"),
+            );
+            return OAuthConfig::default();
+        }
+    };
+    if let Some(id) = &raw.client_id
+        && id.trim().is_empty()
+    {
+        problems.add(format!("{at}.client_id"), "empty");
+    }
+    if let Some(secret) = &raw.client_secret {
+        if raw.client_id.is_none() {
+            problems.add(
+                format!("{at}.client_secret"),
+                "a secret belongs to a client_id; give client_id too",
+            );
+        }
+        if !is_env_reference(secret) {
+            problems.add(
+                format!("{at}.client_secret"),
+                "secrets come from the environment: write \"${env:NAME}\"",
+            );
+        }
+    }
+    if let Some(url) = &raw.client_metadata_url {
+        let https_with_path = url
+            .strip_prefix("https://")
+            .and_then(|rest| rest.split_once('/'))
+            .is_some_and(|(host, path)| !host.is_empty() && !path.is_empty());
+        if !https_with_path {
+            problems.add(
+                format!("{at}.client_metadata_url"),
+                format!("{url:?} must be an https:// URL with a path"),
+            );
+        }
+    }
+    let scopes = raw.scopes.unwrap_or_default();
+    for s in &scopes {
+        if s.is_empty()
+            || s.chars()
+                .any(|c| c.is_whitespace() || c == '"' || c == '\\')
+        {
+            problems.add(format!("{at}.scopes"), format!("{s:?} is not a scope"));
+        }
+    }
+    OAuthConfig {
+        client_id: raw.client_id,
+        client_secret: raw.client_secret,
+        client_metadata_url: raw.client_metadata_url,
+        scopes,
+    }
+}
+
+/// `${env:NAME}` and nothing else.
+fn is_env_reference(value: &str) -> bool {
+    value
+        .strip_prefix("${env:")
+        .and_then(|v| v.strip_suffix('}'))
+        .is_some_and(super::source::is_env_name)
+}
