@@ -271,11 +271,17 @@ impl Directory {
         })
     }
 
-    /// Whether the model is offered the controls: when some grouped tool exists, or while a
-    /// grouped source is still connecting (its tools are on the way; a source that failed to
-    /// connect does not count).
+    /// Whether the model is offered the controls: when some grouped tool exists, while a
+    /// grouped source is still connecting (its tools are on the way), or while one needs a
+    /// login (a person can give it, and the model can say so); a source that failed to
+    /// connect does not count.
     pub fn offers_controls(&self) -> bool {
-        !self.tools.is_empty() || self.connecting
+        !self.tools.is_empty()
+            || self.connecting
+            || self
+                .groups
+                .iter()
+                .any(|g| g.unavailable.iter().any(|(_, r)| r == NEEDS_LOGIN))
     }
 
     /// Groups, sorted by name.
@@ -509,6 +515,10 @@ mod tests {
         let failed =
             Directory::build(vec![empty().with_unavailable(Some("down".into()))]).expect("valid");
         assert!(!failed.offers_controls());
+        // One waiting for a person to log in does: the model can say what to do.
+        let login = Directory::build(vec![empty().with_unavailable(Some(NEEDS_LOGIN.into()))])
+            .expect("valid");
+        assert!(login.offers_controls());
         let with_tools = Directory::build(vec![src("s", "g", "d", &["a"])]).expect("valid");
         assert!(with_tools.offers_controls());
         // A direct source still connecting has no group to offer.
