@@ -10,7 +10,8 @@
 // or the suite's client metadata document), `toolsearch auth login` prints the URL to open,
 // and this script plays the browser: it opens the URL, whose authorization server answers at
 // once with a redirect, and follows that redirect to the gateway's loopback listener. Then it
-// serves and calls through the gateway with the stored tokens.
+// serves and calls through the gateway with the stored tokens. A `client_credentials`
+// scenario needs no login: the gateway asks for its tokens itself.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -42,6 +43,12 @@ client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", c
 /// The source's `auth` line for an `auth/*` scenario, and the environment its secret is in.
 function authFor(scenario) {
   const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
+  if (scenario.startsWith("auth/client-credentials") && context.client_secret) {
+    return [
+      `auth = { grant = "client_credentials", client_id = ${JSON.stringify(context.client_id)}, client_secret = "\${env:SUITE_CLIENT_SECRET}" }\n`,
+      { SUITE_CLIENT_SECRET: context.client_secret },
+    ];
+  }
   if (context.client_id && context.client_secret) {
     return [
       `auth = { client_id = ${JSON.stringify(context.client_id)}, client_secret = "\${env:SUITE_CLIENT_SECRET}" }\n`,
@@ -91,7 +98,8 @@ if (binary) {
     `[[source]]\nname = "suite"\nurl = ${JSON.stringify(url)}\ngroup = "suite"\ndescription = "The conformance suite's server"\n${auth}`,
   );
   [loginConfig, loginEnv] = [config, env];
-  if (auth) await logIn(config, env);
+  // A person logs in, unless the gateway asks for its tokens itself.
+  if (auth && !auth.includes("client_credentials")) await logIn(config, env);
   transport = new StdioClientTransport({
     command: binary,
     args: ["serve", "--config", config],

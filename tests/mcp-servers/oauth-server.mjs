@@ -12,7 +12,9 @@
 // - a browser, for the test: GET /browse?url=U opens U, follows every redirect with cookies
 //   kept (the authorization server's interaction), ends at the login's loopback redirect, and
 //   answers what that page said. POST /revoke?token=T&client_id=C revokes a token at the
-//   authorization server. GET /stats counts the grants the authorization server saw.
+//   authorization server (an access token's grant with it). POST /reject?token=T makes the MCP
+//   server refuse that token from now on, as a server does whose keys changed. GET /stats
+//   counts the grants the authorization server saw.
 //
 // Prints "listening on <MCP URL>" on stdout once all three listen.
 import { createServer } from "node:http";
@@ -35,6 +37,7 @@ const resource = `http://127.0.0.1:${rsPort}/mcp`;
 const prm = `http://127.0.0.1:${rsPort}/.well-known/oauth-protected-resource/mcp`;
 const rsClient = { client_id: "resource-server", client_secret: "resource-server-secret" };
 
+const rejected = new Set();
 const stats = { authorization_code: 0, refresh_token: 0, refused: 0, mcp_requests: 0 };
 
 const provider = new Provider(issuer, {
@@ -58,6 +61,8 @@ const provider = new Provider(issuer, {
     },
   },
   issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
+  // Tokens outlive the browser's session (there is no person to keep one).
+  expiresWithSession: async () => false,
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   ttl: { AccessToken: ACCESS_TTL, RefreshToken: 3600, Grant: 3600, Session: 3600, Interaction: 600, AuthorizationCode: 60 },
 });
@@ -65,8 +70,9 @@ provider.on("grant.success", (ctx) => {
   const type = ctx.oidc.params?.grant_type;
   if (type in stats) stats[type] += 1;
 });
-provider.on("grant.error", () => {
+provider.on("grant.error", (_ctx, error) => {
   stats.refused += 1;
+  stats.last_refusal = `${error.error}: ${error.error_description} (${error.error_detail})`;
 });
 
 // Login and consent, given at once for "alice".
@@ -179,6 +185,11 @@ rsServer.on("request", async (req, res) => {
       res.end(await answer.text());
       return;
     }
+    if (url.pathname === "/reject" && req.method === "POST") {
+      rejected.add(url.searchParams.get("token"));
+      res.end();
+      return;
+    }
     if (url.pathname === "/stats") {
       res.setHeader("content-type", "application/json");
       res.end(JSON.stringify(stats));
@@ -191,7 +202,8 @@ rsServer.on("request", async (req, res) => {
     }
     stats.mcp_requests += 1;
     const auth = req.headers.authorization ?? "";
-    const info = auth.startsWith("Bearer ") ? await introspect(auth.slice(7)) : null;
+    const token = auth.startsWith("Bearer ") ? auth.slice(7) : null;
+    const info = token && !rejected.has(token) ? await introspect(token) : null;
     if (!info) {
       res.statusCode = 401;
       res.setHeader("www-authenticate", `Bearer resource_metadata="${prm}"`);

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
-use toolsearch_mcp::config::{OAuthConfig, SourceKind, load_config};
+use toolsearch_mcp::config::{OAuthConfig, OAuthGrant, SourceKind, load_config};
 use toolsearch_mcp::upstream::oauth::TokenFile;
 use toolsearch_mcp::upstream::oauth::login::{LOGIN_TIMEOUT, login};
 
@@ -111,6 +111,12 @@ fn find(config: ConfigArg, name: &str) -> anyhow::Result<(String, OAuthConfig)> 
 
 fn run_login(a: LoginArgs) -> anyhow::Result<ExitCode> {
     let (url, oauth) = find(a.config, &a.source)?;
+    if oauth.grant == OAuthGrant::ClientCredentials {
+        bail!(
+            "{} uses grant = \"client_credentials\": the gateway asks for its tokens itself, and no one logs in",
+            a.source
+        );
+    }
     let file = TokenFile::for_source(&a.source, &url)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -181,7 +187,14 @@ fn status(a: ConfigArg) -> anyhow::Result<ExitCode> {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let mut out = std::io::stdout().lock();
-    for (name, url, _) in sources {
+    for (name, url, oauth) in sources {
+        if oauth.grant == OAuthGrant::ClientCredentials {
+            writeln!(
+                out,
+                "{name}\t{url}\tclient credentials: the gateway asks for its tokens itself"
+            )?;
+            continue;
+        }
         let file = TokenFile::for_source(&name, &url)?;
         let line = match file.read() {
             Err(e) => format!("unreadable: {e}"),

@@ -87,6 +87,18 @@ fn log_in(config: &Path, state: &Path, base: &str) -> (String, String) {
     (page["text"].as_str().unwrap_or_default().to_owned(), stderr)
 }
 
+/// What the token file holds now: the access token, the refresh token, the client ID.
+fn stored(file: &Path) -> (String, String, String) {
+    let saved: Value = serde_json::from_slice(&std::fs::read(file).expect("read")).expect("json");
+    let text = |v: &Value| v.as_str().expect("stored").to_owned();
+    let tokens = &saved["credentials"]["token_response"];
+    (
+        text(&tokens["access_token"]),
+        text(&tokens["refresh_token"]),
+        text(&saved["credentials"]["client_id"]),
+    )
+}
+
 /// `url` with `pairs` as its query.
 fn with_query(url: &str, pairs: &[(&str, &str)]) -> String {
     let mut u = url::Url::parse(url).expect("url");
@@ -207,21 +219,10 @@ fn a_login_gives_calls_a_token_that_is_refreshed_until_it_is_revoked() {
             .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
-    let saved: Value = serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
-    let access = saved["credentials"]["token_response"]["access_token"]
-        .as_str()
-        .expect("access token")
-        .to_owned();
-    let refresh = saved["credentials"]["token_response"]["refresh_token"]
-        .as_str()
-        .expect("refresh token")
-        .to_owned();
-    let client_id = saved["credentials"]["client_id"]
-        .as_str()
-        .expect("client")
-        .to_owned();
+    let (access, first_refresh, client_id) = stored(&file);
     assert_eq!(rt.block_on(stats(&base))["authorization_code"], 1);
     // The redirect listener took its one callback and is gone.
+    let saved: Value = serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
     let redirect = saved["client"]["redirect_uri"].as_str().expect("redirect");
     let port = url::Url::parse(redirect)
         .expect("url")
@@ -242,7 +243,7 @@ fn a_login_gives_calls_a_token_that_is_refreshed_until_it_is_revoked() {
     );
     assert!(status.contains("refreshable"), "{status}");
     assert!(
-        !status.contains(&access) && !status.contains(&refresh),
+        !status.contains(&access) && !status.contains(&first_refresh),
         "{status}"
     );
 
@@ -269,8 +270,29 @@ fn a_login_gives_calls_a_token_that_is_refreshed_until_it_is_revoked() {
             after["refresh_token"].as_u64().unwrap_or(0) > refreshed,
             "{after}"
         );
-        // Revoked at the authorization server: the next call needs a login again, and the
-        // group says so.
+        // The server refuses the access token before it expires: it answers 401, the gateway
+        // refreshes once and the call goes through.
+        let (current, ..) = stored(&file);
+        let refreshed = stats(&base).await["refresh_token"].as_u64().unwrap_or(0);
+        let refused = reqwest::Client::new()
+            .post(with_query(
+                &format!("{base}/reject"),
+                &[("token", current.as_str())],
+            ))
+            .send()
+            .await
+            .expect("reject");
+        assert!(refused.status().is_success(), "{refused:?}");
+        let v = whoami(&peer).await;
+        assert_eq!(v, "you are alice", "{}", stats(&base).await);
+        let after = stats(&base).await;
+        assert!(
+            after["refresh_token"].as_u64().unwrap_or(0) > refreshed,
+            "{after}"
+        );
+        let (_, refresh, _) = stored(&file);
+        // The grant revoked at the authorization server: the next call needs a login again,
+        // and the group says so.
         let revoked = reqwest::Client::new()
             .post(with_query(
                 &format!("{base}/revoke"),
@@ -304,7 +326,7 @@ fn a_login_gives_calls_a_token_that_is_refreshed_until_it_is_revoked() {
     let now: Value = serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
     for secret in [
         access.as_str(),
-        refresh.as_str(),
+        first_refresh.as_str(),
         now["credentials"]["token_response"]["access_token"]
             .as_str()
             .unwrap_or("-"),

@@ -579,9 +579,9 @@ impl Upstream {
         self.needs_login.load(Ordering::Relaxed)
     }
 
-    /// Whether it logs in with OAuth.
-    pub(crate) fn is_oauth(&self) -> bool {
-        matches!(&self.kind, SourceKind::Http { oauth: Some(_), .. })
+    /// Whether a person logs in to it (OAuth with the authorization code grant).
+    pub(crate) fn takes_login(&self) -> bool {
+        matches!(&self.kind, SourceKind::Http { oauth: Some(o), .. } if o.grant == crate::config::OAuthGrant::AuthorizationCode)
     }
 
     /// An OAuth source's token file.

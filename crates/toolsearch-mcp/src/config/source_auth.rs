@@ -15,6 +15,7 @@ struct RawOAuth {
     client_secret: Option<String>,
     client_metadata_url: Option<String>,
     scopes: Option<Vec<String>>,
+    grant: Option<String>,
 }
 
 /// A source that logs in with OAuth: who the client is, and what it asks for. With neither a
@@ -32,6 +33,20 @@ pub struct OAuthConfig {
     pub client_metadata_url: Option<String>,
     /// The scopes to ask for; empty: what the server's challenge or metadata suggests.
     pub scopes: Vec<String>,
+    /// How tokens are had.
+    pub grant: OAuthGrant,
+}
+
+/// `grant` of an OAuth source.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OAuthGrant {
+    /// `"authorization_code"` (the default): a person logs in (`toolsearch auth login`).
+    #[default]
+    AuthorizationCode,
+    /// `"client_credentials"`: the gateway is the client, with its `client_id` and
+    /// `client_secret`; it asks for tokens itself, and no person logs in.
+    ClientCredentials,
 }
 
 /// Validates `auth`, reporting every problem under `at.auth`.
@@ -89,6 +104,31 @@ pub(super) fn validate_auth(at: &str, raw: RawAuth, problems: &mut Problems) -> 
             );
         }
     }
+    let grant = match raw.grant.as_deref() {
+        None | Some("authorization_code") => OAuthGrant::AuthorizationCode,
+        Some("client_credentials") => {
+            if raw.client_id.is_none() || raw.client_secret.is_none() {
+                problems.add(
+                    format!("{at}.grant"),
+                    "client_credentials needs client_id and client_secret",
+                );
+            }
+            if raw.client_metadata_url.is_some() {
+                problems.add(
+                    format!("{at}.client_metadata_url"),
+                    "not used with client_credentials",
+                );
+            }
+            OAuthGrant::ClientCredentials
+        }
+        Some(other) => {
+            problems.add(
+                format!("{at}.grant"),
+                format!("{other:?} is not one of authorization_code, client_credentials"),
+            );
+            OAuthGrant::AuthorizationCode
+        }
+    };
     let scopes = raw.scopes.unwrap_or_default();
     for s in &scopes {
         if s.is_empty()
@@ -103,6 +143,7 @@ pub(super) fn validate_auth(at: &str, raw: RawAuth, problems: &mut Problems) -> 
         client_secret: raw.client_secret,
         client_metadata_url: raw.client_metadata_url,
         scopes,
+        grant,
     }
 }
 

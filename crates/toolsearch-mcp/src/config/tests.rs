@@ -601,3 +601,31 @@ fn a_bad_auth_is_named_by_its_path() {
     // The secret itself is never repeated.
     assert!(!text.contains("hunter2"), "{text}");
 }
+
+#[test]
+fn a_client_credentials_source_names_its_client_and_secret() {
+    use crate::config::OAuthGrant;
+    let c = parse(concat!(
+        "[[source]]\nname = \"svc\"\nurl = \"https://mcp.example/mcp\"\ngroup = \"s\"\ndescription = \"d\"\n",
+        "auth = { grant = \"client_credentials\", client_id = \"gw\", client_secret = \"${env:GW_SECRET}\" }\n",
+    ))
+    .expect("valid");
+    let SourceKind::Http { oauth: Some(o), .. } = &c.sources[0].kind else {
+        panic!("{:?}", c.sources[0].kind)
+    };
+    assert_eq!(o.grant, OAuthGrant::ClientCredentials);
+    let text = parse(concat!(
+        "[[source]]\nname = \"a\"\nurl = \"https://h/mcp\"\ngroup = \"a\"\ndescription = \"d\"\n",
+        "auth = { grant = \"client_credentials\", client_id = \"gw\" }\n\n",
+        "[[source]]\nname = \"b\"\nurl = \"https://h/mcp\"\ngroup = \"b\"\ndescription = \"d\"\n",
+        "auth = { grant = \"password\" }\n",
+    ))
+    .expect_err("invalid")
+    .to_string();
+    for needle in [
+        "source[0] (\"a\").auth.grant: client_credentials needs client_id and client_secret",
+        "source[1] (\"b\").auth.grant: \"password\" is not one of authorization_code, client_credentials",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+}

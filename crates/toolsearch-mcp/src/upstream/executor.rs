@@ -94,7 +94,7 @@ impl UpstreamExecutor {
         .await;
         match answer {
             Ok(result) => Ok(convert::call_result(result)),
-            Err(e) if upstream.is_oauth() && is_insufficient_scope(&e) => {
+            Err(e) if upstream.takes_login() && is_insufficient_scope(&e) => {
                 // The token works, but not for this: the server names the scope it wants.
                 // The next login asks for it; the source stays up for what the token allows.
                 let challenge = e.auth_challenge().unwrap_or_default().to_owned();
@@ -112,7 +112,7 @@ impl UpstreamExecutor {
                 ))
             }
             Err(e)
-                if upstream.is_oauth()
+                if upstream.takes_login()
                     && (e.is_authorization_required() || e.auth_challenge().is_some()) =>
             {
                 // The token was refused and refreshing it did not help: the connection is

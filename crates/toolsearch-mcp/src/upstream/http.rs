@@ -15,7 +15,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt};
 use super::cause::{describe, is_unreachable, root_cause};
 use super::oauth::{self, OAuthError};
 use super::{CONNECT_TIMEOUT, Running, UpstreamClient, UpstreamError};
-use crate::config::OAuthConfig;
+use crate::config::{OAuthConfig, OAuthGrant};
 use crate::secrets::expand;
 use crate::trace_context::TracingClient;
 use crate::wire_fields::WireFields;
@@ -144,7 +144,11 @@ async fn handshake(
                 .await
                 .map_err(|e| match e {
                     // The server refused the stored token, and refreshing it did not help.
-                    UpstreamError::Unauthorized(_) => OAuthError::NeedsLogin.into(),
+                    UpstreamError::Unauthorized(_)
+                        if oauth.grant == OAuthGrant::AuthorizationCode =>
+                    {
+                        OAuthError::NeedsLogin.into()
+                    }
                     other => other,
                 })
         }

@@ -4,12 +4,18 @@
 //! the source's token file. With no usable token the source needs a login, which only a person
 //! can give: `toolsearch auth login` (`login`) runs the authorization flow.
 
+mod bearer;
 pub mod login;
 pub mod token_file;
 
-use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager, OAuthClientConfig};
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, ClientCredentialsConfig, OAuthClientConfig,
+};
 
-use crate::config::OAuthConfig;
+pub(crate) use bearer::BearerClient;
+use bearer::Tokens;
+
+use crate::config::{OAuthConfig, OAuthGrant};
 use crate::secrets::expand;
 use crate::trace_context::TracingClient;
 
@@ -40,15 +46,21 @@ impl From<AuthError> for OAuthError {
     }
 }
 
-/// `http` with the source's stored tokens: their OAuth client configured from the token file
-/// (and the configured secret, from the environment), the authorization server's metadata
-/// discovered again. No stored token: [`OAuthError::NeedsLogin`], without a request.
+/// `http` with the source's tokens. For a person's login: the stored ones, their OAuth client
+/// configured from the token file (and the configured secret, from the environment), the
+/// authorization server's metadata discovered again; none stored: [`OAuthError::NeedsLogin`],
+/// without a request. For `client_credentials`: a grant exchanged now and whenever its token
+/// runs out.
 pub(super) async fn authorized(
     name: &str,
     url: &str,
     config: &OAuthConfig,
     http: TracingClient,
-) -> Result<AuthClient<TracingClient>, OAuthError> {
+) -> Result<BearerClient<TracingClient>, OAuthError> {
+    super::install_crypto_provider();
+    if config.grant == OAuthGrant::ClientCredentials {
+        return client_credentials(url, config, http).await;
+    }
     let file = TokenFile::for_source(name, url)?;
     let saved = file.read()?;
     if saved
@@ -58,7 +70,6 @@ pub(super) async fn authorized(
     {
         return Err(OAuthError::NeedsLogin);
     }
-    super::install_crypto_provider();
     let mut manager = AuthorizationManager::new(url).await?;
     manager.set_credential_store(file);
     if !manager.initialize_from_store().await? {
@@ -66,9 +77,7 @@ pub(super) async fn authorized(
     }
     if let Some(client) = &saved.client {
         let secret = match (&config.client_id, &config.client_secret) {
-            (Some(id), Some(secret)) if *id == client.client_id => {
-                Some(expand(secret).map_err(|e| OAuthError::Failed(e.to_string()))?)
-            }
+            (Some(id), Some(secret)) if *id == client.client_id => Some(expand_secret(secret)?),
             _ => client.client_secret.clone(),
         };
         if let Some(secret) = secret {
@@ -78,5 +87,75 @@ pub(super) async fn authorized(
             )?;
         }
     }
-    Ok(AuthClient::new(http, manager))
+    Ok(BearerClient::new(http, Tokens::new(manager, None)))
+}
+
+/// A `client_credentials` source: the authorization server found from the source's challenge,
+/// the first token asked for now (so that a refused grant is said when the source connects).
+async fn client_credentials(
+    url: &str,
+    config: &OAuthConfig,
+    http: TracingClient,
+) -> Result<BearerClient<TracingClient>, OAuthError> {
+    let (Some(client_id), Some(secret)) = (&config.client_id, &config.client_secret) else {
+        return Err(OAuthError::Failed(
+            "client_credentials needs client_id and client_secret".to_owned(),
+        ));
+    };
+    let mut manager = AuthorizationManager::new(url).await?;
+    let challenge = challenge(url).await?;
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge.as_deref())
+        .await?;
+    manager.set_metadata(resolution.metadata);
+    let grant = ClientCredentialsConfig::ClientSecret {
+        client_id: client_id.clone(),
+        client_secret: expand_secret(secret)?,
+        scopes: config.scopes.clone(),
+        resource: Some(url.to_owned()),
+    };
+    manager.configure_client_credentials(&grant)?;
+    manager.exchange_client_credentials(&grant).await?;
+    Ok(BearerClient::new(http, Tokens::new(manager, Some(grant))))
+}
+
+fn expand_secret(secret: &str) -> Result<String, OAuthError> {
+    expand(secret).map_err(|e| OAuthError::Failed(e.to_string()))
+}
+
+/// The source's `WWW-Authenticate` challenge to an unauthenticated `initialize`, when it
+/// answers 401 with one; `None` when it answers otherwise (discovery then starts from the
+/// well-known locations).
+pub(crate) async fn challenge(url: &str) -> Result<Option<String>, OAuthError> {
+    let client = super::http::shared_client().map_err(|e| OAuthError::Failed(e.to_string()))?;
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
+            "capabilities": {},
+            "clientInfo": {"name": "toolsearch", "version": env!("CARGO_PKG_VERSION")}
+        }
+    });
+    let answer = client
+        .post(url)
+        .header(http::header::ACCEPT, "application/json, text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| {
+            OAuthError::Failed(format!(
+                "cannot reach {url}: {}",
+                super::cause::root_cause(&e)
+            ))
+        })?;
+    if answer.status() != http::StatusCode::UNAUTHORIZED {
+        return Ok(None);
+    }
+    Ok(answer
+        .headers()
+        .get(http::header::WWW_AUTHENTICATE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned))
 }

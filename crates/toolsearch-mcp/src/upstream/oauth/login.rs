@@ -89,7 +89,9 @@ pub async fn login(
     // A challenge asking for more scope than the last login got comes first.
     let challenge = match step_up {
         Some(c) => Some(c),
-        None => challenge(url).await?,
+        None => super::challenge(url)
+            .await
+            .map_err(|e| LoginError::Flow(e.to_string()))?,
     };
     let mut manager = AuthorizationManager::new(url).await?;
     manager.set_credential_store(file.clone());
@@ -185,44 +187,6 @@ pub async fn login(
         client_id,
         scopes,
     })
-}
-
-/// The source's `WWW-Authenticate` challenge to an unauthenticated `initialize`, when it
-/// answers 401 with one; `None` when it answers otherwise (discovery then starts from the
-/// well-known locations). A source that cannot be reached is an error.
-async fn challenge(url: &str) -> Result<Option<String>, LoginError> {
-    let client =
-        crate::upstream::http::shared_client().map_err(|e| LoginError::Flow(e.to_string()))?;
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE,
-            "capabilities": {},
-            "clientInfo": {"name": "toolsearch", "version": env!("CARGO_PKG_VERSION")}
-        }
-    });
-    let answer = client
-        .post(url)
-        .header(http::header::ACCEPT, "application/json, text/event-stream")
-        .json(&body)
-        .send()
-        .await
-        .map_err(|e| {
-            LoginError::Flow(format!(
-                "cannot reach {url}: {}",
-                crate::upstream::cause::root_cause(&e)
-            ))
-        })?;
-    if answer.status() != StatusCode::UNAUTHORIZED {
-        return Ok(None);
-    }
-    Ok(answer
-        .headers()
-        .get(http::header::WWW_AUTHENTICATE)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned))
 }
 
 /// What the redirect brought.
