@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use http::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::ProtocolVersion;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
@@ -51,28 +52,38 @@ pub(super) fn shared_client() -> Result<reqwest::Client, UpstreamError> {
     Ok(CLIENT.get_or_init(|| client).clone())
 }
 
-/// The endpoint's transport config: `url`, the source's headers expanded and checked.
+/// A source's headers, each `${env:}` expanded and checked as HTTP: a bad one is named by its
+/// header (the HTTP client's own error says only "builder error"; a value may be a secret and
+/// is never shown).
+pub(super) fn header_map(headers: &BTreeMap<String, String>) -> Result<HeaderMap, UpstreamError> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let value = expand(value)?;
+        let header_value =
+            HeaderValue::from_str(&value).map_err(|_| UpstreamError::Header(name.clone()))?;
+        let header_name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| UpstreamError::Header(name.clone()))?;
+        map.insert(header_name, header_value);
+    }
+    Ok(map)
+}
+
+/// The endpoint's transport config: `url`, the source's headers (a bearer `Authorization`
+/// as rmcp's auth header).
 fn config(
     url: &str,
     headers: &BTreeMap<String, String>,
 ) -> Result<StreamableHttpClientTransportConfig, UpstreamError> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
     let mut custom = HashMap::new();
-    for (name, value) in headers {
-        let value = expand(value)?;
-        // Checked here, not by the HTTP client, so that a bad value is named by its header
-        // (the client's own error says only "builder error").
-        let header_value =
-            http::HeaderValue::from_str(&value).map_err(|_| UpstreamError::Header(name.clone()))?;
-        if name.eq_ignore_ascii_case("authorization")
-            && let Some(token) = value.strip_prefix("Bearer ")
+    for (name, value) in &header_map(headers)? {
+        if name == http::header::AUTHORIZATION
+            && let Some(token) = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer "))
         {
             config = config.auth_header(token.to_owned());
             continue;
         }
-        let header_name = http::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| UpstreamError::Header(name.clone()))?;
-        custom.insert(header_name, header_value);
+        custom.insert(name.clone(), value.clone());
     }
     config.custom_headers = custom;
     Ok(config)

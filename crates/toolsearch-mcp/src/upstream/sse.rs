@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use rmcp::RoleClient;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -19,7 +19,6 @@ use sse_stream::{Sse, SseStream};
 
 use super::cause::{describe, is_unreachable, root_cause};
 use super::{CONNECT_TIMEOUT, Running, UpstreamClient, UpstreamError};
-use crate::secrets::expand;
 use crate::wire_fields::WireFields;
 
 /// Why the event stream could not be opened.
@@ -155,20 +154,6 @@ pub(super) struct SseTransport {
     events: BoxStream<'static, Result<Sse, sse_stream::Error>>,
     /// Notes the members of listed tools that rmcp's model drops.
     fields: Arc<WireFields>,
-}
-
-/// The source's headers, secrets expanded, each checked and named when invalid.
-fn header_map(headers: &BTreeMap<String, String>) -> Result<HeaderMap, UpstreamError> {
-    let mut map = HeaderMap::new();
-    for (name, value) in headers {
-        let value = expand(value)?;
-        let header_value =
-            HeaderValue::from_str(&value).map_err(|_| UpstreamError::Header(name.clone()))?;
-        let header_name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| UpstreamError::Header(name.clone()))?;
-        map.insert(header_name, header_value);
-    }
-    Ok(map)
 }
 
 /// Opens the event stream at `url` and reads its `endpoint` event.
@@ -316,7 +301,7 @@ pub(super) async fn connect(
     headers: &BTreeMap<String, String>,
     fields: &Arc<WireFields>,
 ) -> Result<Running, UpstreamError> {
-    let headers = header_map(headers)?;
+    let headers = super::http::header_map(headers)?;
     let started = async {
         let transport = open(http, url, headers, fields.clone()).await?;
         let transport = super::noticed::Noticed::new(transport, client.inflight.clone());
