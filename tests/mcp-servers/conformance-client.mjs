@@ -43,6 +43,12 @@ client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", c
 /// The source's `auth` line for an `auth/*` scenario, and the environment its secret is in.
 function authFor(scenario) {
   const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
+  if (scenario.startsWith("auth/client-credentials") && context.private_key_pem) {
+    return [
+      `auth = { grant = "client_credentials", client_id = ${JSON.stringify(context.client_id)}, private_key = "\${env:SUITE_PRIVATE_KEY}", signing_algorithm = ${JSON.stringify(context.signing_algorithm ?? "ES256")} }\n`,
+      { SUITE_PRIVATE_KEY: context.private_key_pem },
+    ];
+  }
   if (scenario.startsWith("auth/client-credentials") && context.client_secret) {
     return [
       `auth = { grant = "client_credentials", client_id = ${JSON.stringify(context.client_id)}, client_secret = "\${env:SUITE_CLIENT_SECRET}" }\n`,

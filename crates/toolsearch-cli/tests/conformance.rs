@@ -187,13 +187,13 @@ const CLIENT_SCENARIOS: &[&str] = &[
 /// The suite's `auth/*` client scenarios the gateway passes as the client: the script logs in
 /// with `toolsearch auth login` first, playing the browser, then serves and calls through the
 /// gateway with the stored tokens (a call the server refuses for want of scope answers
-/// `needs_auth`; the script logs in again and calls again); `auth/client-credentials-basic`
-/// configures `grant = "client_credentials"` and needs no login. Not here:
+/// `needs_auth`; the script logs in again and calls again); the `auth/client-credentials-*`
+/// scenarios configure `grant = "client_credentials"` (with a secret, or a private key that
+/// signs a client assertion) and need no login. Not here:
 /// `auth/2025-03-26-oauth-metadata-backcompat`, whose authorization server publishes metadata
 /// naming another issuer than where it is served (rmcp refuses that, RFC 8414 §3.3), and the
-/// extension scenarios `auth/client-credentials-jwt` (a private key JWT client) and
-/// `auth/cross-app-access-complete-flow` (enterprise-managed authorization), grants sources
-/// cannot be configured for.
+/// extension scenario `auth/cross-app-access-complete-flow` (enterprise-managed
+/// authorization), a grant sources cannot be configured for.
 const AUTH_SCENARIOS: &[&str] = &[
     "auth/metadata-default",
     "auth/metadata-var1",
@@ -214,6 +214,7 @@ const AUTH_SCENARIOS: &[&str] = &[
     "auth/offline-access-scope",
     "auth/offline-access-not-supported",
     "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
 ];
 
 #[test]

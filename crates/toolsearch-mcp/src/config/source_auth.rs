@@ -16,6 +16,8 @@ struct RawOAuth {
     client_metadata_url: Option<String>,
     scopes: Option<Vec<String>>,
     grant: Option<String>,
+    private_key: Option<String>,
+    signing_algorithm: Option<String>,
 }
 
 /// A source that logs in with OAuth: who the client is, and what it asks for. With neither a
@@ -35,7 +37,18 @@ pub struct OAuthConfig {
     pub scopes: Vec<String>,
     /// How tokens are had.
     pub grant: OAuthGrant,
+    /// A `client_credentials` client's private key (PEM, as `${env:NAME}`): it signs a JWT
+    /// client assertion (`private_key_jwt`, RFC 7523) instead of sending a secret.
+    pub private_key: Option<String>,
+    /// The assertion's algorithm: `RS256` (default), `RS384`, `RS512`, `PS256`, `PS384`,
+    /// `PS512`, `ES256`, `ES384` or `EdDSA`.
+    pub signing_algorithm: Option<String>,
 }
+
+/// The algorithms a client assertion may be signed with.
+pub const ASSERTION_ALGORITHMS: &[&str] = &[
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA",
+];
 
 /// `grant` of an OAuth source.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -107,10 +120,10 @@ pub(super) fn validate_auth(at: &str, raw: RawAuth, problems: &mut Problems) -> 
     let grant = match raw.grant.as_deref() {
         None | Some("authorization_code") => OAuthGrant::AuthorizationCode,
         Some("client_credentials") => {
-            if raw.client_id.is_none() || raw.client_secret.is_none() {
+            if raw.client_id.is_none() || raw.client_secret.is_some() == raw.private_key.is_some() {
                 problems.add(
                     format!("{at}.grant"),
-                    "client_credentials needs client_id and client_secret",
+                    "client_credentials needs client_id and one of client_secret, private_key",
                 );
             }
             if raw.client_metadata_url.is_some() {
@@ -129,6 +142,37 @@ pub(super) fn validate_auth(at: &str, raw: RawAuth, problems: &mut Problems) -> 
             OAuthGrant::AuthorizationCode
         }
     };
+    if let Some(key) = &raw.private_key {
+        if grant != OAuthGrant::ClientCredentials {
+            problems.add(
+                format!("{at}.private_key"),
+                "only with grant = \"client_credentials\"",
+            );
+        }
+        if !is_env_reference(key) {
+            problems.add(
+                format!("{at}.private_key"),
+                "secrets come from the environment: write \"${env:NAME}\"",
+            );
+        }
+        if !cfg!(feature = "jwt") {
+            problems.add(
+                format!("{at}.private_key"),
+                "this build has no JWT support (the jwt feature)",
+            );
+        }
+    }
+    if let Some(alg) = &raw.signing_algorithm {
+        if raw.private_key.is_none() {
+            problems.add(format!("{at}.signing_algorithm"), "only with private_key");
+        }
+        if !ASSERTION_ALGORITHMS.contains(&alg.as_str()) {
+            problems.add(
+                format!("{at}.signing_algorithm"),
+                format!("{alg:?} is not one of {}", ASSERTION_ALGORITHMS.join(", ")),
+            );
+        }
+    }
     let scopes = raw.scopes.unwrap_or_default();
     for s in &scopes {
         if s.is_empty()
@@ -144,6 +188,8 @@ pub(super) fn validate_auth(at: &str, raw: RawAuth, problems: &mut Problems) -> 
         client_metadata_url: raw.client_metadata_url,
         scopes,
         grant,
+        private_key: raw.private_key,
+        signing_algorithm: raw.signing_algorithm,
     }
 }
 

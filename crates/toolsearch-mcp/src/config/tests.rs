@@ -614,17 +614,34 @@ fn a_client_credentials_source_names_its_client_and_secret() {
         panic!("{:?}", c.sources[0].kind)
     };
     assert_eq!(o.grant, OAuthGrant::ClientCredentials);
+    let c = parse(concat!(
+        "[[source]]\nname = \"svc\"\nurl = \"https://mcp.example/mcp\"\ngroup = \"s\"\ndescription = \"d\"\n",
+        "auth = { grant = \"client_credentials\", client_id = \"gw\", private_key = \"${env:GW_KEY}\", signing_algorithm = \"ES256\" }\n",
+    ))
+    .expect("valid");
+    let SourceKind::Http { oauth: Some(o), .. } = &c.sources[0].kind else {
+        panic!("{:?}", c.sources[0].kind)
+    };
+    assert_eq!(o.private_key.as_deref(), Some("${env:GW_KEY}"));
+    assert_eq!(o.signing_algorithm.as_deref(), Some("ES256"));
     let text = parse(concat!(
         "[[source]]\nname = \"a\"\nurl = \"https://h/mcp\"\ngroup = \"a\"\ndescription = \"d\"\n",
         "auth = { grant = \"client_credentials\", client_id = \"gw\" }\n\n",
         "[[source]]\nname = \"b\"\nurl = \"https://h/mcp\"\ngroup = \"b\"\ndescription = \"d\"\n",
-        "auth = { grant = \"password\" }\n",
+        "auth = { grant = \"password\" }\n\n",
+        "[[source]]\nname = \"c\"\nurl = \"https://h/mcp\"\ngroup = \"c\"\ndescription = \"d\"\n",
+        "auth = { grant = \"client_credentials\", client_id = \"gw\", private_key = \"-----BEGIN\", signing_algorithm = \"HS256\" }\n\n",
+        "[[source]]\nname = \"d\"\nurl = \"https://h/mcp\"\ngroup = \"d\"\ndescription = \"d\"\n",
+        "auth = { client_id = \"gw\", private_key = \"${env:K}\" }\n",
     ))
     .expect_err("invalid")
     .to_string();
     for needle in [
-        "source[0] (\"a\").auth.grant: client_credentials needs client_id and client_secret",
+        "source[0] (\"a\").auth.grant: client_credentials needs client_id and one of client_secret, private_key",
         "source[1] (\"b\").auth.grant: \"password\" is not one of authorization_code, client_credentials",
+        "source[2] (\"c\").auth.private_key: secrets come from the environment",
+        "source[2] (\"c\").auth.signing_algorithm: \"HS256\" is not one of RS256",
+        "source[3] (\"d\").auth.private_key: only with grant = \"client_credentials\"",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }

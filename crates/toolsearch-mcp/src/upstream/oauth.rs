@@ -5,6 +5,8 @@
 //! can give: `toolsearch auth login` (`login`) runs the authorization flow.
 
 mod bearer;
+#[cfg(feature = "jwt")]
+mod client_assertion;
 pub mod login;
 pub mod token_file;
 
@@ -13,7 +15,7 @@ use rmcp::transport::auth::{
 };
 
 pub(crate) use bearer::BearerClient;
-use bearer::Tokens;
+use bearer::{Grant, Tokens};
 
 use crate::config::{OAuthConfig, OAuthGrant};
 use crate::secrets::expand;
@@ -97,9 +99,9 @@ async fn client_credentials(
     config: &OAuthConfig,
     http: TracingClient,
 ) -> Result<BearerClient<TracingClient>, OAuthError> {
-    let (Some(client_id), Some(secret)) = (&config.client_id, &config.client_secret) else {
+    let Some(client_id) = &config.client_id else {
         return Err(OAuthError::Failed(
-            "client_credentials needs client_id and client_secret".to_owned(),
+            "client_credentials needs client_id".to_owned(),
         ));
     };
     let mut manager = AuthorizationManager::new(url).await?;
@@ -107,15 +109,42 @@ async fn client_credentials(
     let resolution = manager
         .resolve_metadata_from_challenge(challenge.as_deref())
         .await?;
-    manager.set_metadata(resolution.metadata);
-    let grant = ClientCredentialsConfig::ClientSecret {
-        client_id: client_id.clone(),
-        client_secret: expand_secret(secret)?,
-        scopes: config.scopes.clone(),
-        resource: Some(url.to_owned()),
+    let metadata = resolution.metadata;
+    manager.set_metadata(metadata.clone());
+    let grant = match (&config.client_secret, &config.private_key) {
+        (Some(secret), _) => {
+            let grant = ClientCredentialsConfig::ClientSecret {
+                client_id: client_id.clone(),
+                client_secret: expand_secret(secret)?,
+                scopes: config.scopes.clone(),
+                resource: Some(url.to_owned()),
+            };
+            manager.configure_client_credentials(&grant)?;
+            Grant::Secret(grant)
+        }
+        #[cfg(feature = "jwt")]
+        (None, Some(key)) => {
+            let grant = client_assertion::AssertionGrant::new(
+                client_id,
+                key,
+                config.signing_algorithm.as_deref(),
+                &metadata,
+                config.scopes.clone(),
+                url,
+            )?;
+            let store = rmcp::transport::auth::InMemoryCredentialStore::new();
+            manager.set_credential_store(store.clone());
+            // Its client, for the manager's bookkeeping (no refresh token ever comes).
+            manager.configure_client_id(client_id)?;
+            Grant::Assertion(grant, store)
+        }
+        _ => {
+            return Err(OAuthError::Failed(
+                "client_credentials needs client_secret or private_key".to_owned(),
+            ));
+        }
     };
-    manager.configure_client_credentials(&grant)?;
-    manager.exchange_client_credentials(&grant).await?;
+    grant.exchange(&manager).await?;
     Ok(BearerClient::new(http, Tokens::new(manager, Some(grant))))
 }
 

@@ -24,20 +24,70 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Error as SseError, Sse};
 
+/// A `client_credentials` grant, asked again when its token runs out.
+pub(crate) enum Grant {
+    /// With a client secret (rmcp's exchange).
+    Secret(ClientCredentialsConfig),
+    /// With a signed client assertion; its tokens are kept in `store`, the manager's.
+    #[cfg(feature = "jwt")]
+    Assertion(
+        super::client_assertion::AssertionGrant,
+        rmcp::transport::auth::InMemoryCredentialStore,
+    ),
+}
+
+impl Grant {
+    /// A new token for the grant, stored where the manager reads it.
+    pub(crate) async fn exchange(
+        &self,
+        manager: &AuthorizationManager,
+    ) -> Result<String, AuthError> {
+        use oauth2::TokenResponse as _;
+        match self {
+            Self::Secret(config) => manager
+                .exchange_client_credentials(config)
+                .await
+                .map(|t| t.access_token().secret().clone()),
+            #[cfg(feature = "jwt")]
+            Self::Assertion(grant, store) => {
+                use rmcp::transport::auth::{CredentialStore as _, StoredCredentials};
+                let answer = grant
+                    .exchange()
+                    .await
+                    .map_err(|e| AuthError::ClientCredentialsError(e.to_string()))?;
+                let token = answer.access_token().secret().clone();
+                let scopes = answer
+                    .scopes()
+                    .map(|s| s.iter().map(|s| s.to_string()).collect())
+                    .unwrap_or_default();
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                store
+                    .save(StoredCredentials::new(
+                        grant.client_id().to_owned(),
+                        Some(answer),
+                        scopes,
+                        Some(now),
+                    ))
+                    .await?;
+                Ok(token)
+            }
+        }
+    }
+}
+
 /// Where a source's tokens come from.
 pub(crate) struct Tokens {
     manager: AuthorizationManager,
     /// A `client_credentials` source: its grant, exchanged again when the token runs out.
-    grant: Option<ClientCredentialsConfig>,
+    grant: Option<Grant>,
     /// One renewal at a time.
     renewing: tokio::sync::Mutex<()>,
 }
 
 impl Tokens {
-    pub(crate) fn new(
-        manager: AuthorizationManager,
-        grant: Option<ClientCredentialsConfig>,
-    ) -> Self {
+    pub(crate) fn new(manager: AuthorizationManager, grant: Option<Grant>) -> Self {
         Self {
             manager,
             grant,
@@ -70,14 +120,14 @@ impl Tokens {
             return Ok(Some(token));
         }
         let renewed = match &self.grant {
-            Some(grant) => self.manager.exchange_client_credentials(grant).await,
-            None => self.manager.refresh_token().await,
+            Some(grant) => grant.exchange(&self.manager).await,
+            None => self.manager.refresh_token().await.map(|answer| {
+                use oauth2::TokenResponse as _;
+                answer.access_token().secret().clone()
+            }),
         };
         match renewed {
-            Ok(answer) => {
-                use oauth2::TokenResponse as _;
-                Ok(Some(answer.access_token().secret().clone()))
-            }
+            Ok(token) => Ok(Some(token)),
             Err(AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_)) => Ok(None),
             Err(e) => Err(e),
         }
