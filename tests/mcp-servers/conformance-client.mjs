@@ -10,8 +10,8 @@
 // or the suite's client metadata document), `toolsearch auth login` prints the URL to open,
 // and this script plays the browser: it opens the URL, whose authorization server answers at
 // once with a redirect, and follows that redirect to the gateway's loopback listener. Then it
-// serves and calls through the gateway with the stored tokens. A `client_credentials`
-// scenario needs no login: the gateway asks for its tokens itself.
+// serves and calls through the gateway with the stored tokens. A `client_credentials` or
+// enterprise-managed scenario needs no login: the gateway asks for its tokens itself.
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -43,6 +43,12 @@ client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", c
 /// The source's `auth` line for an `auth/*` scenario, and the environment its secret is in.
 function authFor(scenario) {
   const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
+  if (context.idp_id_token) {
+    return [
+      `auth = { grant = "enterprise_managed", client_id = ${JSON.stringify(context.client_id)}, client_secret = "\${env:SUITE_CLIENT_SECRET}", idp_issuer = ${JSON.stringify(context.idp_issuer)}, idp_token_endpoint = ${JSON.stringify(context.idp_token_endpoint)}, idp_client_id = ${JSON.stringify(context.idp_client_id)}, id_token = "\${env:SUITE_ID_TOKEN}" }\n`,
+      { SUITE_CLIENT_SECRET: context.client_secret, SUITE_ID_TOKEN: context.idp_id_token },
+    ];
+  }
   if (scenario.startsWith("auth/client-credentials") && context.private_key_pem) {
     return [
       `auth = { grant = "client_credentials", client_id = ${JSON.stringify(context.client_id)}, private_key = "\${env:SUITE_PRIVATE_KEY}", signing_algorithm = ${JSON.stringify(context.signing_algorithm ?? "ES256")} }\n`,
@@ -105,7 +111,7 @@ if (binary) {
   );
   [loginConfig, loginEnv] = [config, env];
   // A person logs in, unless the gateway asks for its tokens itself.
-  if (auth && !auth.includes("client_credentials")) await logIn(config, env);
+  if (auth && !/client_credentials|enterprise_managed/.test(auth)) await logIn(config, env);
   transport = new StdioClientTransport({
     command: binary,
     args: ["serve", "--config", config],

@@ -86,7 +86,7 @@ fn oauth_sources(config: ConfigArg) -> anyhow::Result<Vec<(String, String, OAuth
                 url,
                 oauth: Some(oauth),
                 ..
-            } => Some((s.name, url, oauth)),
+            } => Some((s.name, url, *oauth)),
             _ => None,
         })
         .collect())
@@ -111,10 +111,11 @@ fn find(config: ConfigArg, name: &str) -> anyhow::Result<(String, OAuthConfig)> 
 
 fn run_login(a: LoginArgs) -> anyhow::Result<ExitCode> {
     let (url, oauth) = find(a.config, &a.source)?;
-    if oauth.grant == OAuthGrant::ClientCredentials {
+    if oauth.grant != OAuthGrant::AuthorizationCode {
         bail!(
-            "{} uses grant = \"client_credentials\": the gateway asks for its tokens itself, and no one logs in",
-            a.source
+            "{} uses grant = \"{}\": the gateway asks for its tokens itself, and no one logs in",
+            a.source,
+            grant_name(oauth.grant)
         );
     }
     let file = TokenFile::for_source(&a.source, &url)?;
@@ -159,6 +160,15 @@ fn run_login(a: LoginArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// A grant as the config writes it.
+fn grant_name(grant: OAuthGrant) -> &'static str {
+    match grant {
+        OAuthGrant::ClientCredentials => "client_credentials",
+        OAuthGrant::EnterpriseManaged => "enterprise_managed",
+        _ => "authorization_code",
+    }
+}
+
 /// Hands the URL to the desktop's opener; a failure is said, and the printed URL still works.
 fn open_browser(url: &str) {
     let opener = if cfg!(target_os = "macos") {
@@ -188,10 +198,11 @@ fn status(a: ConfigArg) -> anyhow::Result<ExitCode> {
         .map_or(0, |d| d.as_secs());
     let mut out = std::io::stdout().lock();
     for (name, url, oauth) in sources {
-        if oauth.grant == OAuthGrant::ClientCredentials {
+        if oauth.grant != OAuthGrant::AuthorizationCode {
             writeln!(
                 out,
-                "{name}\t{url}\tclient credentials: the gateway asks for its tokens itself"
+                "{name}\t{url}\t{}: the gateway asks for its tokens itself",
+                grant_name(oauth.grant)
             )?;
             continue;
         }

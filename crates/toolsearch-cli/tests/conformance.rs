@@ -189,11 +189,11 @@ const CLIENT_SCENARIOS: &[&str] = &[
 /// gateway with the stored tokens (a call the server refuses for want of scope answers
 /// `needs_auth`; the script logs in again and calls again); the `auth/client-credentials-*`
 /// scenarios configure `grant = "client_credentials"` (with a secret, or a private key that
-/// signs a client assertion) and need no login. Not here:
+/// signs a client assertion) and `auth/cross-app-access-complete-flow` configures
+/// `grant = "enterprise_managed"`: no login. Not here:
 /// `auth/2025-03-26-oauth-metadata-backcompat`, whose authorization server publishes metadata
-/// naming another issuer than where it is served (rmcp refuses that, RFC 8414 §3.3), and the
-/// extension scenario `auth/cross-app-access-complete-flow` (enterprise-managed
-/// authorization), a grant sources cannot be configured for.
+/// naming another issuer than the one where it is served: RFC 8414 §3.3 forbids a client to
+/// use such metadata, and rmcp refuses it (against mix-up attacks).
 const AUTH_SCENARIOS: &[&str] = &[
     "auth/metadata-default",
     "auth/metadata-var1",
@@ -215,6 +215,7 @@ const AUTH_SCENARIOS: &[&str] = &[
     "auth/offline-access-not-supported",
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",
+    "auth/cross-app-access-complete-flow",
 ];
 
 #[test]

@@ -16,5 +16,5 @@ mod tests;
 pub use access::{AccessConfig, ClientConfig, JWT_ALGORITHMS, JwksSource, JwtConfig};
 pub use file::{Config, ConfigError, DEFAULT_STARTUP_WAIT, load_config, parse_config};
 pub use source::{DEFAULT_INHERITED_ENV, HttpTransport, SourceConfig, SourceKind, ToolFilter};
-pub use source_auth::{OAuthConfig, OAuthGrant};
+pub use source_auth::{IdentityProvider, OAuthConfig, OAuthGrant};
 pub use telemetry::{DEFAULT_SERVICE_NAME, TelemetryConfig};

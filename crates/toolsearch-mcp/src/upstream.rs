@@ -548,7 +548,7 @@ impl Upstream {
                             name: &self.name,
                             url,
                             headers: &all,
-                            oauth: oauth.as_ref(),
+                            oauth: oauth.as_deref(),
                         };
                         let connected = http::connect(client, endpoint, &self.wire_fields).await;
                         if let Err(UpstreamError::OAuth(oauth::OAuthError::NeedsLogin)) = &connected

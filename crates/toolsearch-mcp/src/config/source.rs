@@ -62,7 +62,7 @@ pub enum SourceKind {
         /// Per-session headers: header name → context path (`run.id`, `identity.tenant_id`).
         context_headers: BTreeMap<String, String>,
         /// `auth`: the source logs in with OAuth (`toolsearch auth login`).
-        oauth: Option<OAuthConfig>,
+        oauth: Option<Box<OAuthConfig>>,
     },
     /// A static catalog file.
     Catalog {
@@ -262,7 +262,7 @@ pub(super) fn validate_source(
                         HttpTransport::StreamableHttp
                     }
                 };
-                let oauth = s.auth.map(|a| validate_auth(&at, a, problems));
+                let oauth = s.auth.map(|a| Box::new(validate_auth(&at, a, problems)));
                 if oauth.is_some() {
                     if transport == HttpTransport::Sse {
                         problems.add(

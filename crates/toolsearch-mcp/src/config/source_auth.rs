@@ -18,6 +18,11 @@ struct RawOAuth {
     grant: Option<String>,
     private_key: Option<String>,
     signing_algorithm: Option<String>,
+    idp_issuer: Option<String>,
+    idp_token_endpoint: Option<String>,
+    idp_client_id: Option<String>,
+    idp_client_secret: Option<String>,
+    id_token: Option<String>,
 }
 
 /// A source that logs in with OAuth: who the client is, and what it asks for. With neither a
@@ -43,6 +48,25 @@ pub struct OAuthConfig {
     /// The assertion's algorithm: `RS256` (default), `RS384`, `RS512`, `PS256`, `PS384`,
     /// `PS512`, `ES256`, `ES384` or `EdDSA`.
     pub signing_algorithm: Option<String>,
+    /// `enterprise_managed`: the enterprise identity provider that vouches for the user.
+    pub idp: Option<IdentityProvider>,
+}
+
+/// The enterprise identity provider of an `enterprise_managed` source: it exchanges the
+/// user's ID token for an identity assertion (ID-JAG) the source's authorization server takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IdentityProvider {
+    /// Its issuer.
+    pub issuer: String,
+    /// Its token endpoint.
+    pub token_endpoint: String,
+    /// The client registered with it.
+    pub client_id: String,
+    /// That client's secret (`${env:NAME}`); none for a public client.
+    pub client_secret: Option<String>,
+    /// The user's ID token from it (`${env:NAME}`, set by the single sign-on tooling).
+    pub id_token: String,
 }
 
 /// The algorithms a client assertion may be signed with.
@@ -60,6 +84,10 @@ pub enum OAuthGrant {
     /// `"client_credentials"`: the gateway is the client, with its `client_id` and
     /// `client_secret`; it asks for tokens itself, and no person logs in.
     ClientCredentials,
+    /// `"enterprise_managed"`: the user's enterprise identity provider vouches for them
+    /// (an ID token exchanged for an ID-JAG, redeemed at the source's authorization server:
+    /// SEP-990); no login at the source.
+    EnterpriseManaged,
 }
 
 /// Validates `auth`, reporting every problem under `at.auth`.
@@ -134,13 +162,82 @@ pub(super) fn validate_auth(at: &str, raw: RawAuth, problems: &mut Problems) -> 
             }
             OAuthGrant::ClientCredentials
         }
+        Some("enterprise_managed") => {
+            if raw.client_id.is_none() {
+                problems.add(format!("{at}.grant"), "enterprise_managed needs client_id");
+            }
+            for (key, present) in [
+                ("idp_issuer", raw.idp_issuer.is_some()),
+                ("idp_token_endpoint", raw.idp_token_endpoint.is_some()),
+                ("idp_client_id", raw.idp_client_id.is_some()),
+                ("id_token", raw.id_token.is_some()),
+            ] {
+                if !present {
+                    problems.add(
+                        format!("{at}.{key}"),
+                        "missing (enterprise_managed needs it)",
+                    );
+                }
+            }
+            OAuthGrant::EnterpriseManaged
+        }
         Some(other) => {
             problems.add(
                 format!("{at}.grant"),
-                format!("{other:?} is not one of authorization_code, client_credentials"),
+                format!(
+                    "{other:?} is not one of authorization_code, client_credentials, enterprise_managed"
+                ),
             );
             OAuthGrant::AuthorizationCode
         }
+    };
+    for (key, value) in [
+        ("idp_client_secret", &raw.idp_client_secret),
+        ("id_token", &raw.id_token),
+    ] {
+        if let Some(v) = value
+            && !is_env_reference(v)
+        {
+            problems.add(
+                format!("{at}.{key}"),
+                "secrets come from the environment: write \"${env:NAME}\"",
+            );
+        }
+    }
+    let idp_keys = [
+        raw.idp_issuer.is_some(),
+        raw.idp_token_endpoint.is_some(),
+        raw.idp_client_id.is_some(),
+        raw.idp_client_secret.is_some(),
+        raw.id_token.is_some(),
+    ];
+    if grant != OAuthGrant::EnterpriseManaged && idp_keys.contains(&true) {
+        problems.add(
+            at.clone(),
+            "idp_* and id_token are only for grant = \"enterprise_managed\"",
+        );
+    }
+    let idp = match (
+        grant,
+        raw.idp_issuer,
+        raw.idp_token_endpoint,
+        raw.idp_client_id,
+        raw.id_token,
+    ) {
+        (
+            OAuthGrant::EnterpriseManaged,
+            Some(issuer),
+            Some(token_endpoint),
+            Some(client_id),
+            Some(id_token),
+        ) => Some(IdentityProvider {
+            issuer,
+            token_endpoint,
+            client_id,
+            client_secret: raw.idp_client_secret,
+            id_token,
+        }),
+        _ => None,
     };
     if let Some(key) = &raw.private_key {
         if grant != OAuthGrant::ClientCredentials {
@@ -190,6 +287,7 @@ pub(super) fn validate_auth(at: &str, raw: RawAuth, problems: &mut Problems) -> 
         grant,
         private_key: raw.private_key,
         signing_algorithm: raw.signing_algorithm,
+        idp,
     }
 }
 

@@ -558,7 +558,7 @@ fn an_oauth_source_names_its_client_or_registers_itself() {
         .sources
         .iter()
         .map(|s| match &s.kind {
-            SourceKind::Http { oauth, .. } => oauth.clone(),
+            SourceKind::Http { oauth, .. } => oauth.as_deref().cloned(),
             other => panic!("{other:?}"),
         })
         .collect();
@@ -645,4 +645,39 @@ fn a_client_credentials_source_names_its_client_and_secret() {
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }
+}
+
+#[test]
+fn an_enterprise_managed_source_names_its_identity_provider() {
+    use crate::config::OAuthGrant;
+    let c = parse(concat!(
+        "[[source]]\nname = \"crm\"\nurl = \"https://mcp.crm.example/mcp\"\ngroup = \"c\"\ndescription = \"d\"\n",
+        "auth = { grant = \"enterprise_managed\", client_id = \"gw\", client_secret = \"${env:CRM_SECRET}\", ",
+        "idp_issuer = \"https://idp.example\", idp_token_endpoint = \"https://idp.example/token\", ",
+        "idp_client_id = \"gw-at-idp\", id_token = \"${env:ID_TOKEN}\" }\n",
+    ))
+    .expect("valid");
+    let SourceKind::Http { oauth: Some(o), .. } = &c.sources[0].kind else {
+        panic!("{:?}", c.sources[0].kind)
+    };
+    assert_eq!(o.grant, OAuthGrant::EnterpriseManaged);
+    let idp = o.idp.as_ref().expect("idp");
+    assert_eq!(idp.token_endpoint, "https://idp.example/token");
+    assert_eq!(idp.id_token, "${env:ID_TOKEN}");
+    let text = parse(concat!(
+        "[[source]]\nname = \"a\"\nurl = \"https://h/mcp\"\ngroup = \"a\"\ndescription = \"d\"\n",
+        "auth = { grant = \"enterprise_managed\", client_id = \"gw\", id_token = \"eyJ.literal.token\" }\n\n",
+        "[[source]]\nname = \"b\"\nurl = \"https://h/mcp\"\ngroup = \"b\"\ndescription = \"d\"\n",
+        "auth = { idp_issuer = \"https://idp.example\" }\n",
+    ))
+    .expect_err("invalid")
+    .to_string();
+    for needle in [
+        "source[0] (\"a\").auth.idp_issuer: missing (enterprise_managed needs it)",
+        "source[0] (\"a\").auth.id_token: secrets come from the environment",
+        "source[1] (\"b\").auth: idp_* and id_token are only for grant = \"enterprise_managed\"",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+    assert!(!text.contains("eyJ.literal.token"), "{text}");
 }

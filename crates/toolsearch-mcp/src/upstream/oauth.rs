@@ -7,6 +7,7 @@
 mod bearer;
 #[cfg(feature = "jwt")]
 mod client_assertion;
+mod enterprise;
 pub mod login;
 pub mod token_file;
 
@@ -60,8 +61,8 @@ pub(super) async fn authorized(
     http: TracingClient,
 ) -> Result<BearerClient<TracingClient>, OAuthError> {
     super::install_crypto_provider();
-    if config.grant == OAuthGrant::ClientCredentials {
-        return client_credentials(url, config, http).await;
+    if config.grant != OAuthGrant::AuthorizationCode {
+        return without_login(url, config, http).await;
     }
     let file = TokenFile::for_source(name, url)?;
     let saved = file.read()?;
@@ -92,17 +93,16 @@ pub(super) async fn authorized(
     Ok(BearerClient::new(http, Tokens::new(manager, None)))
 }
 
-/// A `client_credentials` source: the authorization server found from the source's challenge,
-/// the first token asked for now (so that a refused grant is said when the source connects).
-async fn client_credentials(
+/// A `client_credentials` or `enterprise_managed` source: the authorization server found from
+/// the source's challenge, the first token asked for now (so that a refused grant is said when
+/// the source connects).
+async fn without_login(
     url: &str,
     config: &OAuthConfig,
     http: TracingClient,
 ) -> Result<BearerClient<TracingClient>, OAuthError> {
     let Some(client_id) = &config.client_id else {
-        return Err(OAuthError::Failed(
-            "client_credentials needs client_id".to_owned(),
-        ));
+        return Err(OAuthError::Failed("the grant needs a client_id".to_owned()));
     };
     let mut manager = AuthorizationManager::new(url).await?;
     let challenge = challenge(url).await?;
@@ -112,6 +112,23 @@ async fn client_credentials(
     let metadata = resolution.metadata;
     manager.set_metadata(metadata.clone());
     let grant = match (&config.client_secret, &config.private_key) {
+        _ if config.grant == OAuthGrant::EnterpriseManaged => {
+            let idp = config.idp.as_ref().ok_or_else(|| {
+                OAuthError::Failed("enterprise_managed needs its identity provider".to_owned())
+            })?;
+            let grant = enterprise::EnterpriseGrant::new(
+                idp,
+                client_id,
+                config.client_secret.as_deref(),
+                &metadata,
+                config.scopes.clone(),
+                url,
+            )?;
+            let store = rmcp::transport::auth::InMemoryCredentialStore::new();
+            manager.set_credential_store(store.clone());
+            manager.configure_client_id(client_id)?;
+            Grant::Enterprise(grant, store)
+        }
         (Some(secret), _) => {
             let grant = ClientCredentialsConfig::ClientSecret {
                 client_id: client_id.clone(),

@@ -96,6 +96,17 @@ fn crm(runs: &Arc<Runs>) -> Toolset {
                 })
             },
         )
+        .tool(
+            "tracker_issues",
+            "List the issues of a tracker that needs a login.",
+            |_: Empty| async move {
+                Err::<Value, _>(ExecError::NeedsLogin {
+                    upstream: "tracker".into(),
+                    message: "no token".into(),
+                    hint: "run: toolsearch auth login tracker".into(),
+                })
+            },
+        )
 }
 
 fn builder(runs: &Arc<Runs>) -> EngineBuilder {
@@ -429,6 +440,18 @@ async fn unauthorized_gives_needs_auth_and_fires_the_hook_once() {
     assert_eq!(v["hint"], "call the auth tool to re-authorize idp");
     assert_eq!(v["upstream"], "idp");
     assert_eq!(*fired.lock().expect("lock"), ["idp"]);
+    // A source that needs a person to log in: its own hint, the hook once more.
+    let v = error_of(&call(&e, "crm", "tracker_issues", json!({})).await);
+    assert_eq!(v["error"], "needs_auth");
+    assert_eq!(v["hint"], "run: toolsearch auth login tracker");
+    assert_eq!(v["upstream"], "tracker");
+    assert!(
+        v["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Nothing ran")),
+        "{v}"
+    );
+    assert_eq!(*fired.lock().expect("lock"), ["idp", "tracker"]);
 }
 
 #[tokio::test]

@@ -34,6 +34,11 @@ pub(crate) enum Grant {
         super::client_assertion::AssertionGrant,
         rmcp::transport::auth::InMemoryCredentialStore,
     ),
+    /// Enterprise-managed: the identity provider's assertion redeemed; tokens as above.
+    Enterprise(
+        super::enterprise::EnterpriseGrant,
+        rmcp::transport::auth::InMemoryCredentialStore,
+    ),
 }
 
 impl Grant {
@@ -50,31 +55,48 @@ impl Grant {
                 .map(|t| t.access_token().secret().clone()),
             #[cfg(feature = "jwt")]
             Self::Assertion(grant, store) => {
-                use rmcp::transport::auth::{CredentialStore as _, StoredCredentials};
                 let answer = grant
                     .exchange()
                     .await
                     .map_err(|e| AuthError::ClientCredentialsError(e.to_string()))?;
-                let token = answer.access_token().secret().clone();
-                let scopes = answer
-                    .scopes()
-                    .map(|s| s.iter().map(|s| s.to_string()).collect())
-                    .unwrap_or_default();
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs());
-                store
-                    .save(StoredCredentials::new(
-                        grant.client_id().to_owned(),
-                        Some(answer),
-                        scopes,
-                        Some(now),
-                    ))
-                    .await?;
-                Ok(token)
+                keep(store, grant.client_id(), answer).await
+            }
+            Self::Enterprise(grant, store) => {
+                let answer = grant
+                    .exchange()
+                    .await
+                    .map_err(|e| AuthError::ClientCredentialsError(e.to_string()))?;
+                keep(store, grant.client_id(), answer).await
             }
         }
     }
+}
+
+/// Stores a token answer where the manager reads it; its access token.
+async fn keep(
+    store: &rmcp::transport::auth::InMemoryCredentialStore,
+    client_id: &str,
+    answer: rmcp::transport::auth::OAuthTokenResponse,
+) -> Result<String, AuthError> {
+    use oauth2::TokenResponse as _;
+    use rmcp::transport::auth::{CredentialStore as _, StoredCredentials};
+    let token = answer.access_token().secret().clone();
+    let scopes = answer
+        .scopes()
+        .map(|s| s.iter().map(|s| s.to_string()).collect())
+        .unwrap_or_default();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    store
+        .save(StoredCredentials::new(
+            client_id.to_owned(),
+            Some(answer),
+            scopes,
+            Some(now),
+        ))
+        .await?;
+    Ok(token)
 }
 
 /// Where a source's tokens come from.

@@ -304,3 +304,81 @@ fn query_value(url: &str, name: &str) -> Option<String> {
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.into_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn get(port: u16, path: &str) -> Option<(u16, String)> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .ok()?;
+        stream
+            .write_all(
+                format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                    .as_bytes(),
+            )
+            .await
+            .ok()?;
+        let mut text = String::new();
+        stream.read_to_string(&mut text).await.ok()?;
+        let status = text.split(' ').nth(1)?.parse().ok()?;
+        Some((status, text))
+    }
+
+    #[tokio::test]
+    async fn the_redirect_listener_takes_one_callback_with_its_state_then_closes() {
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let waiting = tokio::spawn(async move { one_callback(listener, "the-state").await });
+        // Another login's redirect (or a forged one) is refused, and the wait goes on.
+        let (status, text) = get(port, "/callback?code=stolen&state=other")
+            .await
+            .expect("answer");
+        assert_eq!(status, 400, "{text}");
+        let (status, _) = get(port, "/favicon.ico").await.expect("answer");
+        assert_eq!(status, 404);
+        let (status, text) = get(
+            port,
+            "/callback?code=the-code&state=the-state&iss=https%3A%2F%2Fas",
+        )
+        .await
+        .expect("answer");
+        assert_eq!(status, 200, "{text}");
+        let callback = waiting.await.expect("joined").expect("callback");
+        assert_eq!(callback.code, "the-code");
+        assert_eq!(callback.issuer.as_deref(), Some("https://as"));
+        // Nothing listens any more.
+        assert!(
+            get(port, "/callback?code=x&state=the-state")
+                .await
+                .is_none()
+        );
+    }
+
+    #[tokio::test]
+    async fn an_authorization_server_refusal_ends_the_wait_with_its_reason() {
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let waiting = tokio::spawn(async move { one_callback(listener, "s").await });
+        let (status, _) = get(
+            port,
+            "/callback?error=access_denied&error_description=the%20user%20said%20no&state=s",
+        )
+        .await
+        .expect("answer");
+        assert_eq!(status, 200);
+        let e = waiting
+            .await
+            .expect("joined")
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("access_denied: the user said no"), "{e}");
+    }
+}
