@@ -124,10 +124,7 @@ async fn without_login(
                 config.scopes.clone(),
                 url,
             )?;
-            let store = rmcp::transport::auth::InMemoryCredentialStore::new();
-            manager.set_credential_store(store.clone());
-            manager.configure_client_id(client_id)?;
-            Grant::Enterprise(grant, store)
+            Grant::Enterprise(grant, own_store(&mut manager, client_id)?)
         }
         (Some(secret), _) => {
             let grant = ClientCredentialsConfig::ClientSecret {
@@ -149,11 +146,7 @@ async fn without_login(
                 config.scopes.clone(),
                 url,
             )?;
-            let store = rmcp::transport::auth::InMemoryCredentialStore::new();
-            manager.set_credential_store(store.clone());
-            // Its client, for the manager's bookkeeping (no refresh token ever comes).
-            manager.configure_client_id(client_id)?;
-            Grant::Assertion(grant, store)
+            Grant::Assertion(grant, own_store(&mut manager, client_id)?)
         }
         _ => {
             return Err(OAuthError::Failed(
@@ -163,6 +156,19 @@ async fn without_login(
     };
     grant.exchange(&manager).await?;
     Ok(BearerClient::new(http, Tokens::new(manager, Some(grant))))
+}
+
+/// A store of its own for tokens the gateway gets without rmcp's exchanges, where the manager
+/// reads them; the manager's client is `client_id`, for its bookkeeping (no refresh token ever
+/// comes).
+fn own_store(
+    manager: &mut AuthorizationManager,
+    client_id: &str,
+) -> Result<rmcp::transport::auth::InMemoryCredentialStore, OAuthError> {
+    let store = rmcp::transport::auth::InMemoryCredentialStore::new();
+    manager.set_credential_store(store.clone());
+    manager.configure_client_id(client_id)?;
+    Ok(store)
 }
 
 fn expand_secret(secret: &str) -> Result<String, OAuthError> {
