@@ -37,13 +37,12 @@ fn needs_login(upstream: &Upstream, why: &str) -> ExecError {
 
 /// Whether the server refused the call for want of scope (HTTP 403 `insufficient_scope`).
 fn is_insufficient_scope(e: &rmcp::ServiceError) -> bool {
-    e.auth_challenge().is_some_and(|c| {
-        rmcp::transport::auth::WWWAuthenticateParams::parse(
-            c,
-            &"http://localhost/".parse().expect("a URL"),
-        )
-        .is_insufficient_scope()
-    })
+    // The base only resolves a relative `resource_metadata`, which is not looked at here.
+    let (Some(challenge), Ok(base)) = (e.auth_challenge(), url::Url::parse("http://localhost/"))
+    else {
+        return false;
+    };
+    rmcp::transport::auth::WWWAuthenticateParams::parse(challenge, &base).is_insufficient_scope()
 }
 
 /// Runs calls on an upstream.
