@@ -184,16 +184,13 @@ const CLIENT_SCENARIOS: &[&str] = &[
     "sse-retry",
 ];
 
-/// The suite's `auth/*` client scenarios the gateway passes as the client: the script logs in
-/// with `toolsearch auth login` first, playing the browser, then serves and calls through the
-/// gateway with the stored tokens (a call the server refuses for want of scope answers
-/// `needs_auth`; the script logs in again and calls again); the `auth/client-credentials-*`
-/// scenarios configure `grant = "client_credentials"` (with a secret, or a private key that
-/// signs a client assertion) and `auth/cross-app-access-complete-flow` configures
-/// `grant = "enterprise_managed"`: no login. Not here:
-/// `auth/2025-03-26-oauth-metadata-backcompat`, whose authorization server publishes metadata
-/// naming another issuer than the one where it is served: RFC 8414 §3.3 forbids a client to
-/// use such metadata, and rmcp refuses it (against mix-up attacks).
+/// The suite's `auth/*` client scenarios, every one, with the gateway as the client: the
+/// script logs in with `toolsearch auth login` first, playing the browser, then serves and
+/// calls through the gateway with the stored tokens (a call the server refuses for want of
+/// scope answers `needs_auth`; the script logs in again and calls again). The
+/// `auth/client-credentials-*` scenarios configure `grant = "client_credentials"` (with a
+/// secret, or a private key that signs a client assertion) and
+/// `auth/cross-app-access-complete-flow` configures `grant = "enterprise_managed"`: no login.
 const AUTH_SCENARIOS: &[&str] = &[
     "auth/metadata-default",
     "auth/metadata-var1",
@@ -209,6 +206,7 @@ const AUTH_SCENARIOS: &[&str] = &[
     "auth/token-endpoint-auth-post",
     "auth/token-endpoint-auth-none",
     "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
     "auth/2025-03-26-oauth-endpoint-fallback",
     "auth/resource-mismatch",
     "auth/offline-access-scope",

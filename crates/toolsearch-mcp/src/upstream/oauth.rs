@@ -7,6 +7,7 @@
 mod bearer;
 #[cfg(feature = "jwt")]
 mod client_assertion;
+mod discovery;
 mod enterprise;
 pub mod login;
 pub mod token_file;
@@ -75,6 +76,8 @@ pub(super) async fn authorized(
     }
     let mut manager = AuthorizationManager::new(url).await?;
     manager.set_credential_store(file);
+    let metadata = discovery::metadata(&manager, url, None).await?;
+    manager.set_metadata(metadata);
     if !manager.initialize_from_store().await? {
         return Err(OAuthError::NeedsLogin);
     }
@@ -106,10 +109,7 @@ async fn without_login(
     };
     let mut manager = AuthorizationManager::new(url).await?;
     let challenge = challenge(url).await?;
-    let resolution = manager
-        .resolve_metadata_from_challenge(challenge.as_deref())
-        .await?;
-    let metadata = resolution.metadata;
+    let metadata = discovery::metadata(&manager, url, challenge.as_deref()).await?;
     manager.set_metadata(metadata.clone());
     let grant = match (&config.client_secret, &config.private_key) {
         _ if config.grant == OAuthGrant::EnterpriseManaged => {
@@ -173,6 +173,21 @@ fn own_store(
 
 fn expand_secret(secret: &str) -> Result<String, OAuthError> {
     expand(secret).map_err(|e| OAuthError::Failed(e.to_string()))
+}
+
+/// The client of requests that must go where they are sent and nowhere else (token requests,
+/// metadata read by hand): it follows no redirect.
+pub(crate) fn no_redirect_client() -> Result<reqwest::Client, OAuthError> {
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    if let Some(c) = CLIENT.get() {
+        return Ok(c.clone());
+    }
+    super::install_crypto_provider();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| OAuthError::Failed(e.to_string()))?;
+    Ok(CLIENT.get_or_init(|| client).clone())
 }
 
 /// The source's `WWW-Authenticate` challenge to an unauthenticated `initialize`, when it

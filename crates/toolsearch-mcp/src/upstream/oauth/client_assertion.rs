@@ -125,7 +125,7 @@ impl AssertionGrant {
             }
             form.finish()
         };
-        let answer = token_client()?
+        let answer = super::no_redirect_client()?
             .post(&self.token_endpoint)
             .header(
                 http::header::CONTENT_TYPE,
@@ -166,21 +166,6 @@ impl AssertionGrant {
             OAuthError::Failed(format!("the token endpoint's answer is not a token: {e}"))
         })
     }
-}
-
-/// The client of token requests: it follows no redirect (a token request goes where the
-/// metadata said, and nowhere else).
-fn token_client() -> Result<reqwest::Client, OAuthError> {
-    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
-    if let Some(c) = CLIENT.get() {
-        return Ok(c.clone());
-    }
-    crate::upstream::install_crypto_provider();
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| OAuthError::Failed(e.to_string()))?;
-    Ok(CLIENT.get_or_init(|| client).clone())
 }
 
 #[cfg(test)]

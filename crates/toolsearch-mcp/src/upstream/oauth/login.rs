@@ -95,10 +95,9 @@ pub async fn login(
     };
     let mut manager = AuthorizationManager::new(url).await?;
     manager.set_credential_store(file.clone());
-    let resolution = manager
-        .resolve_metadata_from_challenge(challenge.as_deref())
-        .await?;
-    let metadata = resolution.metadata;
+    let metadata = super::discovery::metadata(&manager, url, challenge.as_deref())
+        .await
+        .map_err(|e| LoginError::Flow(e.to_string()))?;
     let cimd_accepted = metadata
         .additional_fields
         .get("client_id_metadata_document_supported")
