@@ -1,14 +1,13 @@
 //! The HTTP client of an OAuth source: every request carries the source's access token, taken
 //! from rmcp's `AuthorizationManager` (which refreshes it shortly before it expires); a request
 //! the server answers `401` gets one renewed token and goes once more. The token is renewed by
-//! the refresh token, or, for a `client_credentials` source, by a new exchange. With no token
-//! the request goes without one, and the server's challenge comes back as rmcp's
-//! `AuthRequired`.
+//! the refresh token, or, for a grant without a person (`client_credentials`,
+//! `enterprise_managed`), by a new exchange. With no token the request goes without one, and
+//! the server's challenge comes back as rmcp's `AuthRequired`.
 //!
-//! rmcp's own `AuthClient` does the same for the authorization code grant, but forwards only
-//! part of the transport's response limits to the client it wraps; this one forwards every
-//! call as it came, so the byte limits and the retry of a connection closed under a request
-//! (`TracingClient`) hold for OAuth sources too.
+//! rmcp's own `AuthClient` does the same for the authorization code grant, but renews only
+//! with a refresh token, which the grants without a person never get; one client serves every
+//! grant, and one renewal at a time runs for a source (the others wait and take its token).
 
 use std::collections::HashMap;
 use std::future::Future;
