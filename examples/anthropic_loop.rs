@@ -1,7 +1,10 @@
 //! The agent loop in Anthropic's Messages API shapes, with a scripted model (no network): the
 //! request carries `toolsearch`'s Anthropic export (every catalog tool deferred behind
 //! `tool_search`); the model searches, a `tool_reference` comes back in the `tool_result`, the
-//! API would load that tool's definition, the model calls it by its exported name, and answers.
+//! API would load that tool's definition, the model calls it by its exported name. Then it
+//! searches again and calls `ask_person`, an external tool: the engine's reply carries the
+//! deferred request, the host asks the person and completes it, and the `tool_result` is the
+//! host's answer. The model answers.
 //!
 //! Run: `cargo run -p toolsearch --example anthropic_loop`. It asserts its final answer.
 
@@ -11,7 +14,7 @@ mod tools;
 use serde_json::{Value, json};
 use toolsearch::vendor::Format;
 
-use tools::{arguments_for, engine};
+use tools::{arguments_for, completed_by_host, engine};
 
 /// A deterministic stand-in for Claude: it sees the tools the API would show it (those not
 /// deferred, and those a `tool_reference` in the conversation has loaded) and answers one
@@ -33,6 +36,8 @@ fn scripted_model(request: &Value) -> Value {
              "input": {"query": "customer display name", "limit": 3}}
         ]});
     };
+    // The tool results so far (one per user turn after the first).
+    let turn = messages.len() / 2;
     let content = result["content"].as_array().expect("tool_result content");
     if let Some(reference) = content.iter().find(|b| b["type"] == "tool_reference") {
         // The API expands the reference into the deferred tool's full definition.
@@ -45,14 +50,36 @@ fn scripted_model(request: &Value) -> Value {
             .expect("a reference names an exported tool");
         let input = arguments_for(&tool["input_schema"], 42);
         return json!({"role": "assistant", "content": [
-            {"type": "tool_use", "id": "toolu_2", "name": name, "input": input}
+            {"type": "tool_use", "id": format!("toolu_{}", turn + 1), "name": name, "input": input}
         ]});
     }
     let text = content[0]["text"].as_str().expect("the tool's text");
     let answer: Value = serde_json::from_str(text).expect("the tool answers JSON");
+    if answer.get("name").is_some() {
+        // The customer's name: now ask the person before writing to her.
+        return json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": format!("toolu_{}", turn + 1), "name": "tool_search",
+             "input": {"query": "ask the person a yes or no question", "limit": 1}}
+        ]});
+    }
+    let name = first_name(messages);
     json!({"role": "assistant", "content": [
-        {"type": "text", "text": format!("Customer 42 is {}.", answer["name"].as_str().unwrap_or("unknown"))}
+        {"type": "text", "text": format!("Customer 42 is {name}; the person said {} to emailing her.",
+                                         answer["answer"].as_str().unwrap_or("nothing"))}
     ]})
+}
+
+/// The customer's name, from the tool result that gave it.
+fn first_name(messages: &[Value]) -> String {
+    messages
+        .iter()
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .filter(|b| b["type"] == "tool_result")
+        .flat_map(|b| b["content"].as_array().into_iter().flatten())
+        .filter_map(|c| c["text"].as_str())
+        .filter_map(|t| serde_json::from_str::<Value>(t).ok())
+        .find_map(|v| v["name"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".into())
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -98,6 +125,9 @@ async fn main() {
             let out = engine
                 .handle_vendor(Format::Anthropic, name, u["input"].clone())
                 .await;
+            // An external tool: the reply carries the deferred request; the host runs it and
+            // the model receives what `complete_vendor` returns.
+            let out = completed_by_host(&engine, out);
             assert!(!out.is_error, "{name} failed: {}", out.value);
             println!("← {}", out.value);
             results
@@ -106,6 +136,10 @@ async fn main() {
         messages.push(json!({"role": "user", "content": results}));
     };
     println!("\nanswer: {answer}");
-    assert_eq!(answer, "Customer 42 is Ada Lovelace.");
-    assert_eq!(engine.session().calls(), 2, "one search and one call");
+    assert_eq!(
+        answer,
+        "Customer 42 is Ada Lovelace; the person said yes to emailing her."
+    );
+    assert_eq!(engine.session().calls(), 4, "two searches and two calls");
+    assert_eq!(engine.open_deferred_calls(), 0, "the host completed it");
 }

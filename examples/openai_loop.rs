@@ -3,7 +3,9 @@
 //! namespace of deferred functions per group); the model emits a `tool_search_call`, the
 //! agent answers it with the engine's `tool_search_output` (the matching namespace and its
 //! functions), the model emits a `function_call` for a loaded function, the agent answers it
-//! with a `function_call_output`, and the model answers.
+//! with a `function_call_output`. Then it searches again and calls `ask_person`, an external
+//! tool: the engine's reply carries the deferred request, the host asks the person and
+//! completes it, and the `function_call_output` is the host's answer. The model answers.
 //!
 //! Run: `cargo run -p toolsearch --example openai_loop`. It asserts its final answer.
 
@@ -13,7 +15,7 @@ mod tools;
 use serde_json::{Value, json};
 use toolsearch::vendor::Format;
 
-use tools::{arguments_for, engine};
+use tools::{arguments_for, completed_by_host, engine};
 
 /// A deterministic stand-in for the model: it reads the input items so far and returns the
 /// response's output items.
@@ -30,8 +32,9 @@ fn scripted_model(input: &[Value]) -> Vec<Value> {
             let namespace = &last["tools"][0];
             let function = &namespace["tools"][0];
             let arguments = arguments_for(&function["parameters"], 42);
+            let n = input.len();
             vec![json!({
-                "type": "function_call", "id": "fc_1", "call_id": "call_name",
+                "type": "function_call", "id": format!("fc_{n}"), "call_id": format!("call_{n}"),
                 "namespace": namespace["name"], "name": function["name"],
                 "arguments": Value::Object(arguments).to_string(), "status": "completed"
             })]
@@ -39,10 +42,25 @@ fn scripted_model(input: &[Value]) -> Vec<Value> {
         Some("function_call_output") => {
             let answer: Value =
                 serde_json::from_str(last["output"].as_str().expect("output")).expect("JSON");
+            if answer.get("name").is_some() {
+                // The customer's name: now ask the person before writing to her.
+                return vec![json!({
+                    "type": "tool_search_call", "id": "ts_2", "call_id": "call_search_2",
+                    "execution": "client", "status": "completed",
+                    "arguments": {"query": "ask the person a yes or no question", "limit": 1}
+                })];
+            }
+            let name = input
+                .iter()
+                .filter(|i| i["type"] == "function_call_output")
+                .filter_map(|i| serde_json::from_str::<Value>(i["output"].as_str()?).ok())
+                .find_map(|v| v["name"].as_str().map(str::to_owned))
+                .unwrap_or_else(|| "unknown".into());
             vec![json!({
                 "type": "message", "role": "assistant", "status": "completed",
                 "content": [{"type": "output_text", "annotations": [],
-                             "text": format!("Customer 42 is {}.", answer["name"].as_str().unwrap_or("unknown"))}]
+                             "text": format!("Customer 42 is {name}; the person said {} to emailing her.",
+                                             answer["answer"].as_str().unwrap_or("nothing"))}]
             })]
         }
         other => panic!("unexpected last item {other:?}"),
@@ -83,12 +101,19 @@ async fn main() {
             };
             println!("→ {name} {call}");
             let out = engine.handle_vendor(Format::Openai, name, call).await;
+            // An external tool: the reply carries the deferred request; the host runs it and
+            // the model receives what `complete_vendor` returns.
+            let out = completed_by_host(&engine, out);
             assert!(!out.is_error, "{name} failed: {}", out.value);
             println!("← {}", out.value);
             input.push(out.value);
         }
     };
     println!("\nanswer: {answer}");
-    assert_eq!(answer, "Customer 42 is Ada Lovelace.");
-    assert_eq!(engine.session().calls(), 2, "one search and one call");
+    assert_eq!(
+        answer,
+        "Customer 42 is Ada Lovelace; the person said yes to emailing her."
+    );
+    assert_eq!(engine.session().calls(), 4, "two searches and two calls");
+    assert_eq!(engine.open_deferred_calls(), 0, "the host completed it");
 }

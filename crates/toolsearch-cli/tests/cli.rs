@@ -331,6 +331,46 @@ fn call_tool_on_a_static_catalog_is_not_executable_and_validates_first() {
     assert_eq!(stdout_json(&o)["error"], "not_executable");
 }
 
+/// An external tool of a catalog file: the validated request is printed for the host, exit 0;
+/// arguments that do not match its schema are refused first.
+#[test]
+fn call_tool_on_an_external_tool_prints_the_deferred_request() {
+    let catalog = root()
+        .join("crates/toolsearch/tests/fixtures/external.json")
+        .display()
+        .to_string();
+    let o = toolsearch(&[
+        "control",
+        "--catalog",
+        &catalog,
+        "call_tool",
+        r#"{"group":"people","tool":"ask_person","arguments":{"question":"Ship it?"}}"#,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let out = stdout_json(&o);
+    let deferred = &out["deferred"];
+    assert!(
+        deferred["call_id"]
+            .as_str()
+            .is_some_and(|id| !id.is_empty()),
+        "{out}"
+    );
+    assert_eq!(deferred["canonical_name"], "people__ask_person");
+    assert_eq!(
+        deferred["arguments"],
+        serde_json::json!({"question": "Ship it?"})
+    );
+    let o = toolsearch(&[
+        "control",
+        "--catalog",
+        &catalog,
+        "call_tool",
+        r#"{"group":"people","tool":"ask_person","arguments":{}}"#,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout_json(&o)["error"], "invalid_arguments");
+}
+
 #[test]
 fn the_toolproxy_surface_is_selectable() {
     let ex = example();

@@ -224,6 +224,45 @@ b = await discover_tools(query="orders")
     assert_eq!(out["result"], json!([null, "usage_limit"]));
 }
 
+/// A program cannot wait for the host: its call of an external tool is refused with
+/// `not_executable`, saying to call it with `call_tool`, and nothing is deferred; outside the
+/// program the same call defers.
+#[tokio::test]
+async fn a_program_calling_an_external_tool_is_told_to_use_call_tool() {
+    let log = Log::default();
+    let schema = json!({"type": "object", "properties": {"question": {"type": "string"}}});
+    let people = Toolset::new()
+        .external(
+            "ask_person",
+            "Ask the person a question.",
+            schema.as_object().cloned().unwrap_or_default(),
+        )
+        .codeact(CodeActTools::All)
+        .into_group(
+            "host",
+            GroupSpec::new("people", "The person running the agent"),
+        );
+    let e = engine_with(&log, CodeActSettings::enabled(), |b| b.source(people));
+    let out = run(
+        &e,
+        r#"
+r = await call_tool(group="people", tool="ask_person", arguments={"question": "Ship it?"})
+[r["error"], "call_tool" in r["message"]]
+"#,
+    )
+    .await;
+    assert_eq!(out["result"], json!(["not_executable", true]), "{out}");
+    assert_eq!(e.open_deferred_calls(), 0);
+    let r = e
+        .reply(
+            "call_tool",
+            json!({"group": "people", "tool": "ask_person", "arguments": {"question": "Ship it?"}}),
+        )
+        .await;
+    assert_eq!(r.outcome.as_str(), "deferred");
+    assert_eq!(e.open_deferred_calls(), 1);
+}
+
 /// A tool its source keeps from programs is refused from code, and stays callable.
 #[tokio::test]
 async fn an_ineligible_tool_is_refused_from_code_but_callable_through_call_tool() {

@@ -209,12 +209,14 @@ impl Metrics {
     /// Records one call of a tool whose series exist.
     fn record(&self, series: &ToolSeries, event: &CallEvent<'_>, group: &str) {
         series.seconds.observe(event.elapsed.as_secs_f64());
-        let counter = match event.outcome {
+        let counter = match &event.outcome {
             Outcome::Ok => &series.ok,
             Outcome::ToolError => &series.tool_error,
-            Outcome::Error(code) => {
-                // An error code: rarer, through the family.
-                self.outcome_counter(group, event.tool, code.as_str()).inc();
+            // An error code (rarer), or a label the gateway never sees (`deferred`: its
+            // tools run upstream): through the family.
+            other => {
+                self.outcome_counter(group, event.tool, other.as_str())
+                    .inc();
                 return;
             }
         };

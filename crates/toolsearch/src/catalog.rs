@@ -37,6 +37,9 @@ pub struct ToolDef {
     pub output_schema: Option<Schema>,
     /// A CodeAct program may call it (the source owner's choice; default `false`).
     pub codeact: bool,
+    /// The host runs it, not the engine: a call ends with a deferred request the host
+    /// completes (catalog files: `"x-toolsearch-external": true`). Only a grouped tool can be.
+    pub external: bool,
     /// The other fields its source listed it with (an MCP server's `title`, `annotations`,
     /// `icons`, `_meta`), as one JSON object kept as they came: shown with its full definition
     /// and, for a direct tool, in the tool list. Never searched.
@@ -52,6 +55,7 @@ impl ToolDef {
             input_schema: Schema::new(&empty_object_schema()),
             output_schema: None,
             codeact: false,
+            external: false,
             listed: None,
         }
     }
@@ -66,6 +70,12 @@ impl ToolDef {
     /// Sets whether a CodeAct program may call it.
     pub fn with_codeact(mut self, eligible: bool) -> Self {
         self.codeact = eligible;
+        self
+    }
+
+    /// Sets whether the host runs it (see [`ToolDef::external`]).
+    pub fn with_external(mut self, external: bool) -> Self {
+        self.external = external;
         self
     }
 

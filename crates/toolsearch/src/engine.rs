@@ -2,12 +2,14 @@
 //! model makes — controls, proxied calls and direct tools — on one execution path.
 //!
 //! `builder` validates and builds it, `snapshot` is the state it swaps as a whole on
-//! reload, and `route` sends each call to its control, its grouped tool or its direct tool.
+//! reload, `route` sends each call to its control, its grouped tool or its direct tool, and
+//! `deferred` keeps external tools' calls open until the host completes them.
 
 mod answer;
 mod approval;
 mod builder;
 mod codeact;
+mod deferred;
 mod resolve;
 mod route;
 mod snapshot;
@@ -19,11 +21,14 @@ use std::time::Instant;
 use serde_json::Value;
 use tracing::Instrument;
 
+pub use answer::Reply;
 pub use builder::{EngineBuilder, EngineError};
+pub use deferred::DeferredError;
 pub use snapshot::Snapshot;
 pub use vendor::VendorReply;
 
 use builder::check_clashes;
+use deferred::DeferredCalls;
 use snapshot::Live;
 
 use crate::catalog::{Directory, Schema, SourceTools, View, Visibility};
@@ -53,6 +58,8 @@ pub struct Engine {
     rate: Option<RateLimiter>,
     audit: Option<AuditSink>,
     observer: Option<Arc<dyn Observer>>,
+    /// External tools' calls the host has not completed yet.
+    deferred: Arc<DeferredCalls>,
 }
 
 /// The skills catalog with its indexes.
@@ -264,26 +271,44 @@ impl Engine {
     }
 
     /// Answers any tool call the model makes, counted in `session`. Needs a Tokio runtime
-    /// with timers (calls run under a timeout).
+    /// with timers (calls run under a timeout). A call of an external tool answers its
+    /// deferred request as JSON text (`{"deferred": {...}}`): a host with external tools
+    /// uses [`reply_in`](Self::reply_in), which tells it apart.
     pub async fn handle_in(
         &self,
         session: &Arc<Session>,
         name: &str,
         arguments: Value,
     ) -> CallResult {
+        self.reply_in(session, name, arguments).await.result
+    }
+
+    /// Answers any tool call the model makes, counted in the engine's own session, with how
+    /// it ended (see [`reply_in`](Self::reply_in)).
+    pub async fn reply(&self, name: &str, arguments: Value) -> Reply {
+        self.reply_in(&self.session, name, arguments).await
+    }
+
+    /// Answers any tool call the model makes, counted in `session`, with how it ended. When
+    /// the outcome is [`Outcome::Deferred`](crate::Outcome::Deferred) the call reached an
+    /// external tool: send the model nothing yet, run the tool, then send it what
+    /// [`complete`](Self::complete) (or [`fail`](Self::fail)) returns, under the original
+    /// call's id.
+    pub async fn reply_in(&self, session: &Arc<Session>, name: &str, arguments: Value) -> Reply {
         let span = tracing::info_span!("tool_call", tool = name);
         async {
             let started = Instant::now();
-            let result = self
+            let answer = self
                 .call(session, resolve::Caller::Model, name, arguments)
-                .await
-                .into_call_result();
+                .await;
+            let outcome = answer.outcome();
+            let result = answer.into_call_result();
             tracing::info!(
                 is_error = result.is_error,
                 duration_us = started.elapsed().as_micros() as u64,
                 "answered"
             );
-            result
+            Reply { result, outcome }
         }
         .instrument(span)
         .await

@@ -156,10 +156,29 @@ pub(super) fn load_catalog_source(
     sc: &SourceConfig,
     path: &std::path::Path,
 ) -> Result<Vec<SourceTools>, GatewayError> {
-    let file = load_catalog_file(path).map_err(|e| GatewayError::Source {
+    let mut file = load_catalog_file(path).map_err(|e| GatewayError::Source {
         source_name: sc.name.clone(),
         message: e.to_string(),
     })?;
+    // An external tool waits for a host that completes it; the gateway's clients have no way
+    // to: such a tool is discoverable here, and answers `not_executable` like any tool of a
+    // static catalog.
+    let mut external = 0usize;
+    for def in file
+        .groups
+        .iter_mut()
+        .flat_map(|(_, _, tools)| tools.iter_mut())
+        .chain(file.direct.iter_mut())
+    {
+        external += usize::from(std::mem::take(&mut def.external));
+    }
+    if external > 0 {
+        tracing::warn!(
+            source = sc.name,
+            external,
+            "external tools of a catalog source have no host in the gateway: they answer not_executable"
+        );
+    }
     Ok(match &sc.group {
         // A group in the config gathers every tool of the file into it.
         Some(_) if !sc.direct => {
@@ -177,4 +196,30 @@ pub(super) fn load_catalog_source(
             .map(|s| s.with_codeact(&sc.codeact))
             .collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An external tool of a catalog source has no host in the gateway: it is served as a
+    /// static catalog's tool (discoverable, `not_executable`), never as a deferred request.
+    #[test]
+    fn a_catalog_source_s_external_tools_are_served_as_static_tools() {
+        let catalog = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../toolsearch/tests/fixtures/external.json");
+        let text = format!(
+            "[[source]]\nname = \"people\"\ncatalog = {:?}\n",
+            catalog.display().to_string()
+        );
+        let config = crate::config::parse_config("t.toml", &text, std::path::Path::new("."))
+            .expect("config");
+        let sources = load_catalog_source(&config.sources[0], &catalog).expect("loads");
+        let tools: Vec<(&str, bool)> = sources
+            .iter()
+            .flat_map(|s| &s.tools)
+            .map(|t| (t.name.as_str(), t.external))
+            .collect();
+        assert_eq!(tools, [("ask_person", false), ("lookup", false)]);
+    }
 }

@@ -51,6 +51,8 @@ pub struct ToolEntry {
     pub executor: Option<Arc<dyn Executor>>,
     /// A CodeAct program may call it.
     pub codeact: bool,
+    /// The host runs it (see [`ToolDef::external`]).
+    pub external: bool,
     /// Input schema, kept as compact text (see [`Schema`]).
     pub(crate) input_schema_json: Schema,
     /// Output schema, when declared.
@@ -401,6 +403,11 @@ fn validate(sources: &[SourceTools]) -> Problems {
                     let tloc = || format!("{sloc}: tools[{i}] ({:?})", def.name);
                     if let Some(p) = tool_name_problem(&def.name) {
                         problems.add(tloc(), p);
+                    } else if def.external {
+                        problems.add(
+                            tloc(),
+                            "an external tool must be grouped: the host completes it as the call_tool result",
+                        );
                     } else if let Some(other) = direct_names.insert(&def.name, &src.source) {
                         problems.add(
                             tloc(),
@@ -421,6 +428,7 @@ fn make_entry(group: u32, canonical: String, p: Pending) -> ToolEntry {
         input_schema,
         output_schema,
         codeact,
+        external,
         listed,
     } = p.def;
     ToolEntry {
@@ -436,6 +444,7 @@ fn make_entry(group: u32, canonical: String, p: Pending) -> ToolEntry {
         source: p.source,
         executor: p.executor,
         codeact,
+        external,
         input_schema_json: input_schema,
         output_schema_json: output_schema,
         listed,

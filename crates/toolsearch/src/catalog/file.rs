@@ -185,6 +185,8 @@ mod fast {
         input_schema: Option<&'a RawValue>,
         #[serde(default, borrow, rename = "outputSchema")]
         output_schema: Option<&'a RawValue>,
+        #[serde(default, rename = "x-toolsearch-external")]
+        external: bool,
     }
 
     /// A schema: absent or `null` is `None`, an object is `Some`, anything else is irregular.
@@ -199,8 +201,9 @@ mod fast {
 
     fn tool(MapOnly(t): MapOnly<Tool<'_>>) -> Result<ToolDef, ()> {
         let input = schema(t.input_schema)?.unwrap_or_else(empty_object_schema);
-        let mut def =
-            ToolDef::new(t.name, t.description.unwrap_or_default()).with_input_schema(input);
+        let mut def = ToolDef::new(t.name, t.description.unwrap_or_default())
+            .with_input_schema(input)
+            .with_external(t.external);
         if let Some(o) = schema(t.output_schema)? {
             def = def.with_output_schema(o);
         }
@@ -392,6 +395,9 @@ fn required_string(
     }
 }
 
+/// The key that marks a tool the host runs (see [`ToolDef::external`]).
+const EXTERNAL_KEY: &str = "x-toolsearch-external";
+
 fn read_tool(loc: &str, t: &mut Value, p: &mut Problems) -> Option<ToolDef> {
     let kind = type_name(t);
     let Value::Object(obj) = t else {
@@ -417,11 +423,27 @@ fn read_tool(loc: &str, t: &mut Value, p: &mut Problems) -> Option<ToolDef> {
     };
     let input = schema_at(obj, "inputSchema", &loc, p).unwrap_or_else(empty_object_schema);
     let output = schema_at(obj, "outputSchema", &loc, p);
+    let external = match obj.get(EXTERNAL_KEY) {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            p.add(
+                &loc,
+                format!(
+                    "{EXTERNAL_KEY:?} must be true or false, not {}",
+                    type_name(other)
+                ),
+            );
+            false
+        }
+    };
     let name = name?;
     if p.len() != before {
         return None;
     }
-    let mut def = ToolDef::new(name, description).with_input_schema(input);
+    let mut def = ToolDef::new(name, description)
+        .with_input_schema(input)
+        .with_external(external);
     if let Some(o) = output {
         def = def.with_output_schema(o);
     }

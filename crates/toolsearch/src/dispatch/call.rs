@@ -1,6 +1,7 @@
 //! The one execution path of every tool call, direct or proxied: validate the arguments, ask
 //! the approval hook, run the executor under a timeout (a panic or an error becomes a result),
-//! map the outcome to what the model receives. Dropping the returned future cancels the
+//! map the outcome to what the model receives. An external tool's call stops before the
+//! executor: its validated arguments go back to the host. Dropping the returned future cancels the
 //! executor's future with it.
 
 use std::panic::AssertUnwindSafe;
@@ -69,10 +70,22 @@ pub(crate) struct Target<'a> {
     pub schema: &'a RawValue,
     pub validator: &'a ArgValidator,
     pub executor: Option<&'a Arc<dyn Executor>>,
+    /// The host runs it (see [`ToolDef::external`](crate::ToolDef::external)).
+    pub external: bool,
+}
+
+/// What the call path gives back when the call was not refused.
+#[derive(Debug)]
+pub(crate) enum Ran {
+    /// The tool's own result.
+    Result(CallResult),
+    /// An external tool: everything before running it passed; the host runs it with these
+    /// validated arguments.
+    Deferred(Map<String, Value>),
 }
 
 impl Target<'_> {
-    fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self.group {
             Some(g) => format!("{:?} in group {g:?}", self.tool),
             None => format!("{:?}", self.tool),
@@ -88,7 +101,7 @@ impl CallPath {
         session: &Arc<Session>,
         target: Target<'_>,
         arguments: Map<String, Value>,
-    ) -> Result<CallResult, ToolError> {
+    ) -> Result<Ran, ToolError> {
         let span = tracing::info_span!(
             "dispatch",
             group = target.group,
@@ -114,7 +127,7 @@ impl CallPath {
         session: &Arc<Session>,
         target: &Target<'_>,
         arguments: Map<String, Value>,
-    ) -> (&'static str, Result<CallResult, ToolError>) {
+    ) -> (&'static str, Result<Ran, ToolError>) {
         let fail = |e: ToolError| (e.code.as_str(), Err(e));
         let arguments = Value::Object(arguments);
         // A body: only under its own target, which the CLI's log filter keeps off unless named.
@@ -134,11 +147,15 @@ impl CallPath {
         let Value::Object(arguments) = arguments else {
             unreachable!("built from a map above")
         };
-        let Some(executor) = target.executor else {
-            return fail(ToolError::not_executable(format!(
-                "{} comes from a static catalog and has no executor here, so it cannot be called. Use another tool.",
-                target.label()
-            )));
+        let executor = match (target.executor, target.external) {
+            (_, true) => None,
+            (Some(executor), false) => Some(executor),
+            (None, false) => {
+                return fail(ToolError::not_executable(format!(
+                    "{} comes from a static catalog and has no executor here, so it cannot be called. Use another tool.",
+                    target.label()
+                )));
+            }
         };
         if self
             .ask_for
@@ -176,6 +193,9 @@ impl CallPath {
                 )));
             }
         }
+        let Some(executor) = executor else {
+            return ("deferred", Ok(Ran::Deferred(arguments)));
+        };
         let running =
             AssertUnwindSafe(executor.call_in(session, target.tool, arguments)).catch_unwind();
         let limit = executor.timeout().unwrap_or(self.timeout);
@@ -196,15 +216,16 @@ impl CallPath {
                     target.label()
                 )))
             }
-            Ok(Ok(Ok(result))) => ("ok", Ok(result)),
-            Ok(Ok(Err(e))) => fail(self.exec_error(target, e)),
+            Ok(Ok(Ok(result))) => ("ok", Ok(Ran::Result(result))),
+            Ok(Ok(Err(e))) => fail(self.exec_error(&target.label(), e)),
         }
     }
 
-    fn exec_error(&self, target: &Target<'_>, e: ExecError) -> ToolError {
+    /// The model-facing error of a tool (`label`, as messages name it) that answered `e`.
+    pub(crate) fn exec_error(&self, label: &str, e: ExecError) -> ToolError {
         match e {
             ExecError::Failed(m) => {
-                ToolError::tool_failed(format!("{} failed: {m}. {UNCERTAIN}", target.label()))
+                ToolError::tool_failed(format!("{} failed: {m}. {UNCERTAIN}", label))
             }
             ExecError::Unauthorized { upstream, message } => {
                 if let Some(hook) = &self.on_unauthorized {
@@ -212,7 +233,7 @@ impl CallPath {
                 }
                 ToolError::needs_auth(format!(
                     "{upstream} refused the credentials for {}: {message}",
-                    target.label()
+                    label
                 ))
                 .with(
                     "hint",
@@ -230,18 +251,18 @@ impl CallPath {
                 }
                 ToolError::needs_auth(format!(
                     "{upstream} needs a login before {} can run: {message}. Nothing ran.",
-                    target.label()
+                    label
                 ))
                 .with("hint", hint)
                 .with("upstream", upstream)
             }
             ExecError::Unavailable(m) => ToolError::unavailable(format!(
                 "{} cannot be reached: {m}. Nothing ran; try again later or use another tool.",
-                target.label()
+                label
             )),
             ExecError::InvalidArguments(m) => ToolError::invalid_arguments(format!(
                 "The tool refused the arguments of {}: {m}. Nothing ran; fix them and call again.",
-                target.label()
+                label
             ))
             .with("path", ""),
         }

@@ -100,6 +100,24 @@ impl Toolset {
         self
     }
 
+    /// Adds an external tool: the host runs it, not the engine. A call validates the
+    /// arguments against `schema` and applies policy, approval and usage as for any tool, then
+    /// ends with a deferred request ([`Outcome::Deferred`](crate::Outcome::Deferred)) that the
+    /// host completes with [`Engine::complete`](crate::Engine::complete) or
+    /// [`Engine::fail`](crate::Engine::fail). Only a grouped source can hold one
+    /// ([`Toolset::into_group`]); CodeAct programs cannot call it. Adding a name twice
+    /// replaces the first.
+    pub fn external(mut self, name: &str, description: &str, schema: Map<String, Value>) -> Self {
+        self.defs.retain(|d| d.name != name);
+        self.handlers.remove(name);
+        self.defs.push(
+            ToolDef::new(name, description)
+                .with_input_schema(schema)
+                .with_external(true),
+        );
+        self
+    }
+
     /// Lets CodeAct programs call the tools `choice` names (`CodeActTools::Only` for a list,
     /// `All` for every tool added so far); the others stay callable through `call_tool` only.
     pub fn codeact(mut self, choice: CodeActTools) -> Self {

@@ -1,7 +1,8 @@
 //! What the engine tells an observer (the gateway's metrics) about the calls it answers: one
 //! event per tool call and one per search a discovery control ran. Every label an event carries
 //! is bounded by the catalog and the contract — a tool or group is named only when it exists,
-//! outcomes are `ok`, `tool_error` or an error code, methods are the four search methods —
+//! outcomes are `ok`, `tool_error` or an error code (an external tool's call is told once the
+//! host completes it), methods are the four search methods —
 //! never a query, an argument value, or a name as a caller spelled it.
 
 use std::time::Duration;
@@ -10,7 +11,7 @@ use crate::config::SearchMethod;
 use crate::outcome::Outcome;
 
 /// One tool call the engine answered: the same calls as the audit log's records.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct CallEvent<'a> {
     /// The group of the tool a call control reached; `None` for a control answered by itself,

@@ -214,6 +214,7 @@ impl EngineBuilder {
             rate: self.rate.map(RateLimiter::new),
             audit: self.audit,
             observer: self.observer,
+            deferred: Arc::default(),
         })
     }
 }

@@ -57,6 +57,7 @@ impl ToolRef {
                     schema: entry.input_schema_json(),
                     validator: snap.validators().grouped(id),
                     executor: entry.executor.as_ref(),
+                    external: entry.external,
                 }
             }
             Self::Direct(index) => {
@@ -68,8 +69,18 @@ impl ToolRef {
                     schema: d.def.input_schema.json(),
                     validator: snap.validators().direct(index),
                     executor: d.executor.as_ref(),
+                    external: d.def.external,
                 }
             }
+        }
+    }
+
+    /// Its canonical name (a direct tool's is its name).
+    pub(super) fn canonical_name(self, snap: &Snapshot) -> String {
+        let dir = snap.directory();
+        match self {
+            Self::Grouped(id) => dir.tool(id).canonical.clone(),
+            Self::Direct(index) => dir.direct()[index].def.name.clone(),
         }
     }
 

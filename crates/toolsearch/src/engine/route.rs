@@ -7,11 +7,13 @@ use std::time::{Instant, SystemTime};
 use serde_json::{Map, Value};
 
 use super::answer::Answer;
+use super::deferred::{Request, Via};
 use super::resolve::{Caller, Names, Reached, Route, ToolRef};
 use super::snapshot::Snapshot;
 use super::{Engine, run_discovery};
 use crate::catalog::{View, Visibility};
 use crate::controls::{Control, ControlOutput};
+use crate::dispatch::call::Ran;
 use crate::dispatch::{AuditRecord, CALLER_PATH, CallEvent, SearchEvent};
 use crate::error::ToolError;
 use crate::exec::Session;
@@ -46,7 +48,8 @@ impl Engine {
             name,
         };
         let answer = self.answer(session, &snap, visible, called, route);
-        self.recorded(session, name, reached, answer).await
+        self.recorded(session, name, reached, answer, Via::Surface)
+            .await
     }
 
     /// Whether anything records calls (an audit sink or an observer).
@@ -55,13 +58,16 @@ impl Engine {
     }
 
     /// Runs `answer` under the caller's rate limit, then records what it `reached` (when
-    /// anything records): the audit line and the observer's events.
+    /// anything records): the audit line and the observer's events. An external tool's call
+    /// is opened instead (made `via` the surface or a vendor format); it is recorded when the
+    /// host completes it.
     pub(super) async fn recorded(
         &self,
         session: &Arc<Session>,
         name: &str,
         reached: Option<Reached>,
         answer: impl std::future::Future<Output = Answer>,
+        via: Via,
     ) -> Answer {
         let started = Instant::now();
         let answer = match self.rate.as_ref().map(|r| r.take(session)) {
@@ -75,6 +81,12 @@ impl Engine {
                 )
             }
             _ => answer.await,
+        };
+        let answer = match answer {
+            Answer::Deferred(request) => {
+                return Answer::Opened(self.open_deferred(session, request, via));
+            }
+            answer => answer,
         };
         let Some(reached) = reached else {
             return answer;
@@ -93,17 +105,13 @@ impl Engine {
                 });
             }
             let (group, tool) = reached.labels();
-            observer.call(&CallEvent::new(group, tool, outcome, elapsed));
+            observer.call(&CallEvent::new(group, tool, outcome.clone(), elapsed));
         }
         if let Some(sink) = &self.audit {
-            let client = session
-                .context(CLIENT_PATH)
-                .or_else(|| session.context(CALLER_PATH))
-                .map(str::to_owned);
             let (group, tool) = reached.into_names();
             sink.record(&AuditRecord {
                 ts: SystemTime::now(),
-                client,
+                client: client_of(session),
                 group,
                 tool,
                 outcome,
@@ -200,6 +208,17 @@ impl Engine {
         args: Map<String, Value>,
     ) -> Answer {
         let target = tool.target(snap);
+        if called.caller == Caller::Code && target.external {
+            return Answer::Error(
+                ToolError::not_executable(format!(
+                    "{} is an external tool: the host runs it, and a program cannot wait for the host, so nothing ran. Call it with {} outside the program.",
+                    target.label(),
+                    self.call_control_name()
+                ))
+                .with("group", target.group.unwrap_or_default())
+                .with("tool", target.tool),
+            );
+        }
         if called.caller == Caller::Code && !tool.codeact(snap) {
             let name = called.name;
             return Answer::Error(match (called.names, target.group) {
@@ -216,7 +235,17 @@ impl Engine {
                 .with("tool", name),
             });
         }
-        self.path.dispatch(session, target, args).await.into()
+        let (group, tool_name) = (target.group.map(str::to_owned), target.tool.to_owned());
+        match self.path.dispatch(session, target, args).await {
+            Ok(Ran::Result(result)) => Answer::Tool(result),
+            Ok(Ran::Deferred(arguments)) => Answer::Deferred(Request {
+                canonical_name: tool.canonical_name(snap),
+                group: group.unwrap_or_default(),
+                tool: tool_name,
+                arguments,
+            }),
+            Err(e) => Answer::Error(e),
+        }
     }
 
     /// Charges `cost` tool calls to `session`: a `usage_limit` error when over its limit.
@@ -228,4 +257,13 @@ impl Engine {
                 .with("used", used)
         })
     }
+}
+
+/// Whom a session's records name: its client's name (`identity.client`), else its caller's
+/// stable id.
+pub(super) fn client_of(session: &Session) -> Option<String> {
+    session
+        .context(CLIENT_PATH)
+        .or_else(|| session.context(CALLER_PATH))
+        .map(str::to_owned)
 }

@@ -9,6 +9,7 @@ use tracing::Instrument;
 
 use super::Engine;
 use super::answer::Answer;
+use super::deferred::Via;
 use super::resolve::{Caller, Names, Reached};
 use super::route::Called;
 use crate::catalog::View;
@@ -37,7 +38,7 @@ pub struct VendorReply {
 }
 
 impl VendorReply {
-    fn answered(value: Value, outcome: Outcome) -> Self {
+    pub(super) fn answered(value: Value, outcome: Outcome) -> Self {
         Self {
             value,
             is_error: outcome.is_error(),
@@ -46,7 +47,7 @@ impl VendorReply {
         }
     }
 
-    fn failed(value: Value, error: &ToolError) -> Self {
+    pub(super) fn failed(value: Value, error: &ToolError) -> Self {
         Self {
             value,
             is_error: true,
@@ -168,7 +169,8 @@ impl Engine {
             let reached = self.records().then(|| Reached::control(name));
             let req = SearchRequest::parse(format, &arguments, self.settings.max_results);
             let answer = self.vendor_search(session, format, req);
-            self.recorded(session, name, reached, answer).await
+            self.recorded(session, name, reached, answer, Via::Vendor(format, None))
+                .await
         } else {
             let snap = self.snapshot();
             let visible = self.visibility(&snap, session);
@@ -181,7 +183,8 @@ impl Engine {
                 name,
             };
             let answer = self.answer(session, &snap, visible, called, route);
-            self.recorded(session, name, reached, answer).await
+            let via = Via::Vendor(format, call_id.clone());
+            self.recorded(session, name, reached, answer, via).await
         };
         let call_id = call_id.as_deref();
         match answer {
@@ -190,6 +193,10 @@ impl Engine {
                 _ => VendorReply::failed(vendor::error_reply(format, &e, call_id), &e),
             },
             Answer::Control(out) => VendorReply::answered(out.value(), out.outcome),
+            // An external tool: nothing for the model yet; the host reads the outcome.
+            answer @ (Answer::Opened(_) | Answer::Deferred(_)) => {
+                VendorReply::answered(answer.deferred_json(), answer.outcome())
+            }
             answer => {
                 let outcome = answer.outcome();
                 let result = answer.into_call_result();

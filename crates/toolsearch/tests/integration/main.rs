@@ -5,6 +5,7 @@ mod bm25;
 mod calls;
 mod capabilities;
 mod common;
+mod external;
 mod golden;
 #[path = "../../../../tests/support/golden.rs"]
 mod golden_files;
