@@ -47,9 +47,36 @@ pub(super) fn shared_client() -> Result<reqwest::Client, UpstreamError> {
     install_crypto_provider();
     let client = reqwest::Client::builder()
         .pool_idle_timeout(POOL_IDLE)
+        .redirect(reqwest::redirect::Policy::custom(same_origin_only))
         .build()
         .map_err(UpstreamError::HttpClient)?;
     Ok(CLIENT.get_or_init(|| client).clone())
+}
+
+/// At most this many redirects are followed (reqwest's own default).
+const MAX_REDIRECTS: usize = 10;
+
+/// Follows a redirect only within the origin it comes from. Every request to an upstream
+/// carries the source's headers (an API key, a tenant's context), and the HTTP client strips
+/// only the headers it knows to be credentials when a redirect leaves the origin: a redirect
+/// to another origin is therefore not followed, and the upstream's 3xx answer is the error
+/// the call reports.
+fn same_origin_only(attempt: reqwest::redirect::Attempt<'_>) -> reqwest::redirect::Action {
+    let leaves = attempt
+        .previous()
+        .last()
+        .is_some_and(|from| from.origin() != attempt.url().origin());
+    if leaves {
+        tracing::warn!(
+            to = %attempt.url().origin().ascii_serialization(),
+            "an upstream redirected to another origin; not followed (its headers stay with it)"
+        );
+        attempt.stop()
+    } else if attempt.previous().len() > MAX_REDIRECTS {
+        attempt.error("too many redirects")
+    } else {
+        attempt.follow()
+    }
 }
 
 /// A source's headers, each `${env:}` expanded and checked as HTTP: a bad one is named by its
@@ -197,4 +224,91 @@ where
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    /// A server that answers every request with `answer(its own address)` and keeps what
+    /// each request said (its head).
+    async fn server(
+        answer: impl Fn(&str, &str) -> String + Send + Sync + 'static,
+    ) -> (String, Arc<Mutex<Vec<String>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = format!("http://{}", listener.local_addr().expect("address"));
+        let heard: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (me, log) = (address.clone(), heard.clone());
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let mut buffer = vec![0u8; 8192];
+                let n = stream.read(&mut buffer).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buffer[..n]).into_owned();
+                let reply = answer(&me, &head);
+                log.lock().expect("lock").push(head);
+                let _ = stream.write_all(reply.as_bytes()).await;
+            }
+        });
+        (address, heard)
+    }
+
+    fn redirect_to(location: &str) -> String {
+        format!(
+            "HTTP/1.1 307 Temporary Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+        )
+    }
+
+    const OK: &str = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}";
+
+    /// A source's headers never follow a redirect to another origin; within the origin the
+    /// redirect is followed as before.
+    #[tokio::test]
+    async fn a_redirect_to_another_origin_is_not_followed() {
+        let (elsewhere, heard_elsewhere) = server(|_, _| OK.to_owned()).await;
+        let target = format!("{elsewhere}/mcp");
+        let (upstream, heard) = server(move |me, head| {
+            if head.starts_with("POST /moved ") {
+                redirect_to(&format!("{me}/mcp"))
+            } else if head.starts_with("POST /mcp ") {
+                OK.to_owned()
+            } else {
+                redirect_to(&target)
+            }
+        })
+        .await;
+        let client = shared_client().expect("client");
+        let secret = "s3cr3t-api-key";
+        let away = client
+            .post(format!("{upstream}/leave"))
+            .header("x-api-key", secret)
+            .body("{}")
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(away.status(), 307, "the redirect is the answer");
+        assert!(
+            heard_elsewhere.lock().expect("lock").is_empty(),
+            "the other origin heard nothing"
+        );
+        let within = client
+            .post(format!("{upstream}/moved"))
+            .header("x-api-key", secret)
+            .body("{}")
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(within.status(), 200);
+        let heard = heard.lock().expect("lock").clone();
+        assert_eq!(heard.len(), 3, "{heard:?}");
+        assert!(
+            heard[2].starts_with("POST /mcp ") && heard[2].contains(secret),
+            "followed within the origin, headers and all: {:?}",
+            heard[2]
+        );
+    }
 }
