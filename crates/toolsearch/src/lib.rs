@@ -13,6 +13,7 @@
 //   skills                — the skills catalog (Agent Skills folders)
 //   config                — settings and the gateway config file, as plain data
 //   policy                — per-caller catalogs: which rules apply, what they let a caller see
+//   learn                 — what use taught: learned queries per policy class and tool, their file
 //   search                — indexes over a corpus and the one ranking entry point
 //   eval                  — retrieval quality over labelled queries
 //   dispatch              — argument validation, hooks, the one call path, typed local tools
@@ -29,6 +30,7 @@ mod engine;
 mod error;
 pub mod eval;
 mod exec;
+pub mod learn;
 mod outcome;
 mod page;
 mod parallel;

@@ -11,6 +11,7 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use crate::catalog::{Directory, Visibility};
 use crate::config::PolicyRule;
 use crate::exec::Session;
+use crate::text::fnv1a;
 
 /// The context path of a caller's client name.
 pub const CLIENT_PATH: &str = "identity.client";
@@ -47,6 +48,8 @@ struct Rule {
     claims: Vec<(String, String)>,
     allow: ToolGlobs,
     deny: ToolGlobs,
+    /// A hash of what the rule says, the same in every process (see [`Policy::class_key`]).
+    fingerprint: u64,
 }
 
 impl Rule {
@@ -59,6 +62,27 @@ impl Rule {
                 .iter()
                 .all(|(path, value)| session.context(path) == Some(value.as_str()))
     }
+}
+
+/// What `rule` says, hashed: its match (client and claims) and its globs, each part
+/// length-prefixed so that no two rules share a text.
+fn fingerprint(rule: &PolicyRule) -> u64 {
+    let mut text = String::new();
+    let mut part = |s: &str| {
+        text.push_str(&s.len().to_string());
+        text.push(':');
+        text.push_str(s);
+    };
+    part(rule.client.as_deref().unwrap_or("\u{0}"));
+    for (path, value) in &rule.claims {
+        part(path);
+        part(value);
+    }
+    part("allow");
+    rule.allow.iter().for_each(|g| part(g));
+    part("deny");
+    rule.deny.iter().for_each(|g| part(g));
+    fnv1a(&text)
 }
 
 /// Which rules apply to a caller: callers of one class see the same catalog.
@@ -93,6 +117,7 @@ impl Policy {
                     claims: r.claims.clone().into_iter().collect(),
                     allow: globs(&r.allow)?,
                     deny: globs(&r.deny)?,
+                    fingerprint: fingerprint(r),
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
@@ -113,6 +138,26 @@ impl Policy {
             }
         }
         CallerClass(bits)
+    }
+
+    /// A name for `class` that stays the same across restarts and replicas while the rules
+    /// that apply to it say the same (in any order): what learned uses are kept apart by.
+    /// Empty without rules (one class, every caller).
+    pub fn class_key(&self, class: &CallerClass) -> String {
+        if self.is_open() {
+            return String::new();
+        }
+        let mut applying: Vec<u64> = self
+            .rules
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| class.applies(*i))
+            .map(|(_, r)| r.fingerprint)
+            .collect();
+        applying.sort_unstable();
+        applying.dedup();
+        let text: Vec<String> = applying.iter().map(|f| format!("{f:016x}")).collect();
+        format!("{:016x}", fnv1a(&text.join(",")))
     }
 
     /// What callers of `class` see of `dir`.
@@ -143,6 +188,28 @@ mod tests {
             (CLIENT_PATH.to_owned(), client.to_owned()),
             ("identity.tenant_id".to_owned(), tenant.to_owned()),
         ]))
+    }
+
+    /// A class's key depends on what its rules say, not on their order or the process; other
+    /// classes get other keys; without rules it is empty.
+    #[test]
+    fn class_keys_are_stable_and_apart() {
+        let alice = PolicyRule::for_client("alice", &["billing/*"], &[]);
+        let bob = PolicyRule::for_client("bob", &["billing/get_*"], &["crm/*"]);
+        let everyone = PolicyRule::new(vec!["crm/find".into()], vec![]);
+        let one = Policy::new(&[alice.clone(), bob.clone(), everyone.clone()]).expect("policy");
+        let other = Policy::new(&[everyone, bob, alice]).expect("policy");
+        let key = |p: &Policy, client: &str| p.class_key(&p.class_of(&session(client, "t")));
+        assert_eq!(key(&one, "alice"), key(&other, "alice"));
+        assert_eq!(key(&one, "bob"), key(&other, "bob"));
+        assert_ne!(key(&one, "alice"), key(&one, "bob"));
+        assert_ne!(key(&one, "carol"), key(&one, "alice"));
+        assert_eq!(key(&one, "alice").len(), 16);
+        // A rule that says something else is another class.
+        let changed = Policy::new(&[PolicyRule::for_client("alice", &["billing/get_*"], &[])])
+            .expect("policy");
+        assert_ne!(key(&changed, "alice"), key(&one, "alice"));
+        assert_eq!(key(&Policy::default(), "alice"), "");
     }
 
     #[test]

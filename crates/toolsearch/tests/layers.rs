@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 /// This crate's top-level modules, bottom layer first (docs/architecture.md).
 const CORE_LAYERS: &[&str] = &[
     "text", "page", "parallel", "problem", "error", "outcome", "exec", "codeact", "catalog",
-    "skills", "config", "policy", "search", "eval", "dispatch", "controls", "vendor", "engine",
+    "skills", "config", "policy", "learn", "search", "eval", "dispatch", "controls", "vendor",
+    "engine",
 ];
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
