@@ -10,7 +10,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 use toolsearch::SearchMethod;
 use toolsearch::eval::{EvalError, Report, Split, evaluate, load_queries, recall_plot_svg};
-use toolsearch::search::Embeddings;
+use toolsearch::learn::{Learned, Use};
+use toolsearch::search::{Embeddings, LearnedIndex};
 use toolsearch::{Directory, Query, SearchIndex, Searcher, Settings, Snapshot, load_catalog_file};
 use toolsearch_mcp::config::load_config;
 
@@ -64,6 +65,10 @@ pub struct EvalArgs {
     /// `{"method", "id", "query", "relevant": [{"tool", "rank"}], "top": [ten tools]}`.
     #[arg(long, value_name = "FILE.jsonl")]
     rankings: Option<PathBuf>,
+    /// Rank with what these uses taught: JSON lines `{"query", "tool"}` (`tool` a canonical
+    /// name or `group/tool`), as `toolsearch learn --from` takes them.
+    #[arg(long, value_name = "FILE.jsonl")]
+    learn: Option<PathBuf>,
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -239,7 +244,12 @@ pub fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
         let build_ms = started.elapsed().as_secs_f64() * 1e3;
         // The queries are timed as a gateway serves them (see `allocator::purge_as_usual`).
         crate::allocator::purge_as_usual();
-        let search = Searcher::new(&dir, &index, &settings, semantic.as_deref());
+        let learned = match &a.learn {
+            Some(path) => Some(learned_index(path, &dir)?),
+            None => None,
+        };
+        let search = Searcher::new(&dir, &index, &settings, semantic.as_deref())
+            .with_learned(learned.as_ref());
         let report = evaluate(
             &search,
             method,
@@ -358,4 +368,38 @@ pub fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
         semantic.cache_path().display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The learned field of `dir` from a file of uses (`{"query", "tool"}` lines, the tool by its
+/// canonical name or as `group/tool`): every line must name a tool of the catalog.
+fn learned_index(path: &Path, dir: &Directory) -> anyhow::Result<LearnedIndex> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut learned = Learned::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let u: Use = serde_json::from_str(line).with_context(|| {
+            format!(
+                "{}:{}: not a use {{\"query\", \"tool\"}}",
+                path.display(),
+                i + 1
+            )
+        })?;
+        let id = match u.tool.split_once('/') {
+            Some((group, tool)) => dir.tool_id(group, tool),
+            None => dir.tool_by_canonical(&u.tool),
+        };
+        let Some(id) = id else {
+            bail!(
+                "{}:{}: no tool {:?} in the catalog",
+                path.display(),
+                i + 1,
+                u.tool
+            );
+        };
+        learned.add(&Use::new(u.query, dir.tool(id).canonical.clone(), ""));
+    }
+    Ok(LearnedIndex::of(&learned, "", dir))
 }

@@ -313,3 +313,45 @@ fn bad_methods_files_and_lines_exit_2_with_a_reason() {
         "bad.jsonl:2:",
     );
 }
+
+/// `eval --learn`: what the uses taught ranks their tool for a question in their words, though
+/// the tool's own text shares none of them; a file naming no tool of the catalog is refused.
+#[test]
+fn eval_learns_from_a_file_of_uses() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let catalog = root.join("examples/catalog.json").display().to_string();
+    let queries = temp(
+        "learn-queries.jsonl",
+        "{\"id\":\"1\",\"query\":\"make the charge vanish\",\"relevant\":[\"billing/refund_payment\"]}\n",
+    );
+    let uses = temp(
+        "uses.jsonl",
+        "{\"query\":\"make the charge vanish please\",\"tool\":\"billing__refund_payment\"}\n\
+         {\"query\":\"the charge must vanish\",\"tool\":\"billing/refund_payment\"}\n",
+    );
+    let ndcg = |o: &Output| -> f64 {
+        succeeded(o);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        v["ndcg@10"].as_f64().expect("ndcg@10")
+    };
+    let args = [
+        "eval",
+        "--catalog",
+        &catalog,
+        "--queries",
+        &queries,
+        "--json",
+    ];
+    let without = ndcg(&toolsearch(&args));
+    let mut with_uses = args.to_vec();
+    with_uses.extend(["--learn", &uses]);
+    let with = ndcg(&toolsearch(&with_uses));
+    assert!(without < 1.0 && with == 1.0, "{without} → {with}");
+    let unknown = temp(
+        "unknown-uses.jsonl",
+        "{\"query\":\"q\",\"tool\":\"billing__nothing\"}\n",
+    );
+    let mut bad = args.to_vec();
+    bad.extend(["--learn", &unknown]);
+    usage_error(&toolsearch(&bad), "unknown-uses.jsonl:1: no tool");
+}

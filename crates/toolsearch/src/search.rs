@@ -13,6 +13,7 @@ mod hybrid;
 mod index;
 mod int8;
 pub(crate) mod keyword;
+mod learned;
 mod pool;
 mod ranking;
 // The exhaustive ranking the tests and benchmarks compare the indexes against: not part of the
@@ -31,6 +32,7 @@ pub use exact::ExactNames;
 pub use hybrid::{FUSION_DEPTH, adaptive_weight, fuse};
 pub use index::SearchIndex;
 pub use keyword::{KeywordIndex, Match, Rank, Ranked};
+pub use learned::{LEARNED_WEIGHT, LearnedIndex};
 pub use ranking::{Hit, Query, Ranking, Scored};
 pub use semantic::{
     EmbedError, Embedder, Embeddings, QueryVectors, VectorIndex, dot, normalize, tool_text,
@@ -90,6 +92,7 @@ pub struct Searcher<'a, C: Corpus + ?Sized> {
     index: &'a SearchIndex,
     settings: &'a Settings,
     semantic: Option<&'a Embeddings>,
+    learned: Option<&'a LearnedIndex>,
 }
 
 impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
@@ -105,6 +108,23 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
             index,
             settings,
             semantic,
+            learned: None,
+        }
+    }
+
+    /// Ranks with the learned field too (`bm25`, and `hybrid`'s BM25 side): what the caller's
+    /// class taught, indexed over this same corpus. `keyword` keeps its exact rules and
+    /// ignores it.
+    pub fn with_learned(mut self, learned: Option<&'a LearnedIndex>) -> Self {
+        self.learned = learned.filter(|l| !l.is_empty());
+        self
+    }
+
+    /// The learned field's scores for `query` (none without learned text).
+    fn learned_scores(&self, query: &str) -> Vec<(ToolId, f32)> {
+        match self.learned {
+            Some(l) => l.scores(query, &self.bm25()),
+            None => Vec::new(),
         }
     }
 
@@ -158,7 +178,13 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
         };
         let need = q.need.saturating_add(exact.len());
         let (scored, total) = match q.method {
-            SearchMethod::Bm25 => self.bm25().search_visible(q.text, scope, need, q.visible),
+            SearchMethod::Bm25 => self.bm25().search_boosted(
+                q.text,
+                scope,
+                need,
+                q.visible,
+                &self.learned_scores(q.text),
+            ),
             method => self.dense(method, q.text, scope, need, q.visible)?,
         };
         Ok(Ranking::exact_first(exact, scored, total, q.need))
@@ -243,7 +269,8 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
         // Unfloored: `fuse` applies the floor to candidates, not to the scale.
         let (dense, _) = vectors.search_query(&q, scope.clone(), depth, f32::MIN, visible);
         let index = self.bm25();
-        let (bm25, _) = index.search_visible(query, scope, depth, visible);
+        let (bm25, _) =
+            index.search_boosted(query, scope, depth, visible, &self.learned_scores(query));
         Ok(hybrid::fuse(
             &bm25,
             &dense,

@@ -219,6 +219,41 @@ impl Bm25Index {
         self.terms.len()
     }
 
+    /// The weighted, length-normalised frequency `tf~` that index term `term` has in `tool`'s
+    /// own text (all its fields), recovered from the stored impact; 0 when it has none. With
+    /// it, another field's frequency joins the same saturation, as BM25F adds fields.
+    pub fn weighted_tf(&self, term: &str, tool: ToolId) -> f32 {
+        let Some(&t) = self.terms.get(term) else {
+            return 0.0;
+        };
+        let r = self.offsets[t as usize] as usize..self.offsets[t as usize + 1] as usize;
+        let docs = &self.docs[r.clone()];
+        let mut impact = match docs.binary_search(&tool) {
+            Ok(i) => self.impacts[r.start + i],
+            Err(_) => 0.0,
+        };
+        for (tools, group_impact) in self.spans.of(t) {
+            if tools.contains(&tool) {
+                impact += group_impact;
+                break;
+            }
+        }
+        let idf = self.idf[t as usize];
+        if impact <= 0.0 || idf <= 0.0 {
+            return 0.0;
+        }
+        // impact = idf · x · (k1 + 1) / (k1 + x)  ⇒  x = k1 · s / (k1 + 1 − s), s = impact / idf.
+        let k1 = self.params.k1;
+        let s = (impact / idf).min(k1 + 1.0 - 1e-6);
+        k1 * s / (k1 + 1.0 - s)
+    }
+
+    /// The BM25 saturation of a weighted frequency `x`, times `idf`.
+    pub fn saturated(&self, idf: f32, x: f32) -> f32 {
+        let k1 = self.params.k1;
+        idf * x * (k1 + 1.0) / (k1 + x)
+    }
+
     fn term_score(&self, term: u32, tool: ToolId, tf: &[u32; F]) -> (f32, f32) {
         let p = &self.params;
         let lens = &self.lengths[tool as usize];
@@ -262,6 +297,20 @@ impl Bm25Index {
         need: usize,
         visible: Option<&Visibility>,
     ) -> (Vec<Scored>, usize) {
+        self.search_boosted(query, scope, need, visible, &[])
+    }
+
+    /// [`search_visible`](Self::search_visible) with `extra` added to the scores of its tools
+    /// (the learned field's scores, see [`LearnedIndex`](super::LearnedIndex)): a tool the
+    /// query's terms miss in its own text can still rank on what it learned.
+    pub fn search_boosted(
+        &self,
+        query: &str,
+        scope: Range<ToolId>,
+        need: usize,
+        visible: Option<&Visibility>,
+        extra: &[(ToolId, f32)],
+    ) -> (Vec<Scored>, usize) {
         let terms = self.query_terms(query);
         let mut scratch = self.scratch.take(Accumulator::default);
         scratch.scores.resize(self.tool_count, 0.0);
@@ -269,6 +318,16 @@ impl Bm25Index {
             scores: acc,
             touched,
         } = &mut scratch;
+        for &(d, score) in extra {
+            if score <= 0.0 || d as usize >= acc.len() {
+                continue;
+            }
+            let slot = &mut acc[d as usize];
+            if *slot == 0.0 {
+                touched.push(d);
+            }
+            *slot += score;
+        }
         for (_, t) in &terms {
             for (tools, impact) in self.spans.of(*t) {
                 if impact <= 0.0 {
