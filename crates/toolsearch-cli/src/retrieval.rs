@@ -6,11 +6,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, bail};
+use anyhow::{Context, anyhow, bail};
 use clap::Args;
 use toolsearch::SearchMethod;
 use toolsearch::eval::{EvalError, Report, Split, evaluate, load_queries, recall_plot_svg};
-use toolsearch::learn::{Learned, Use};
+use toolsearch::learn::{Learned, Use, parse_uses};
 use toolsearch::search::{Embeddings, LearnedIndex};
 use toolsearch::{Directory, Query, SearchIndex, Searcher, Settings, Snapshot, load_catalog_file};
 use toolsearch_mcp::config::load_config;
@@ -375,27 +375,17 @@ pub fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
 fn learned_index(path: &Path, dir: &Directory) -> anyhow::Result<LearnedIndex> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let uses = parse_uses(&text).map_err(|(line, e)| anyhow!("{}:{line}: {e}", path.display()))?;
     let mut learned = Learned::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let u: Use = serde_json::from_str(line).with_context(|| {
-            format!(
-                "{}:{}: not a use {{\"query\", \"tool\"}}",
-                path.display(),
-                i + 1
-            )
-        })?;
+    for (line, u) in uses {
         let id = match u.tool.split_once('/') {
             Some((group, tool)) => dir.tool_id(group, tool),
             None => dir.tool_by_canonical(&u.tool),
         };
         let Some(id) = id else {
             bail!(
-                "{}:{}: no tool {:?} in the catalog",
+                "{}:{line}: no tool {:?} in the catalog",
                 path.display(),
-                i + 1,
                 u.tool
             );
         };

@@ -403,3 +403,56 @@ fn the_toolproxy_surface_is_selectable() {
     ]);
     assert_usage_error(&o, "search_proxy_tools, call_proxy_tool");
 }
+
+/// `learn --from` imports uses into the config's `[learning] file` (every line checked first:
+/// a bad one writes nothing), `learn --forget TOOL` removes that tool's.
+#[test]
+fn learn_imports_and_forgets_uses() {
+    let dir = std::env::temp_dir().join(format!("toolsearch-cli-learn-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let config = dir.join("toolsearch.toml");
+    std::fs::write(
+        &config,
+        "[learning]\nenabled = true\nfile = \"learned.jsonl\"\n",
+    )
+    .expect("config");
+    let config = config.display().to_string();
+    let learned = dir.join("learned.jsonl");
+    let uses = temp_file(
+        "uses.jsonl",
+        "{\"query\":\"make the charge vanish\",\"tool\":\"billing__refund_payment\"}\n\n{\"query\":\"who is it\",\"tool\":\"crm__customer_name\"}\n",
+    );
+    let bad = temp_file(
+        "bad-uses.jsonl",
+        "{\"query\":\"fine\",\"tool\":\"crm__customer_name\"}\n{\"query\":\"\",\"tool\":\"crm__customer_name\"}\n",
+    );
+    assert_usage_error(
+        &toolsearch(&["learn", "--config", &config, "--from", &bad]),
+        "bad-uses.jsonl:2: the query and the tool must not be empty",
+    );
+    assert!(!learned.exists(), "nothing written");
+    let o = toolsearch(&["learn", "--config", &config, "--from", &uses]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(
+        std::fs::read_to_string(&learned)
+            .expect("file")
+            .lines()
+            .count(),
+        2
+    );
+    let o = toolsearch(&[
+        "learn",
+        "--config",
+        &config,
+        "--forget",
+        "crm__customer_name",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("1 uses forgotten"));
+    assert_eq!(
+        std::fs::read_to_string(&learned).expect("file"),
+        "{\"query\":\"make the charge vanish\",\"tool\":\"billing__refund_payment\"}\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -28,7 +28,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use toolsearch::{
-    CLIENT_PATH, Engine, EngineError, Policy, Problem, Problems, SourceTools, ToolGlobs,
+    CLIENT_PATH, Engine, EngineError, Learning, Policy, Problem, Problems, SourceTools, ToolGlobs,
 };
 
 use crate::approval::Waiting;
@@ -72,6 +72,14 @@ pub enum GatewayError {
     /// The audit log cannot be opened.
     #[error("audit.file {file}: {message}")]
     Audit {
+        /// The file.
+        file: String,
+        /// The cause.
+        message: String,
+    },
+    /// The learned uses' file (`[learning] file`) cannot be opened.
+    #[error("learning.file {file}: {message}")]
+    Learning {
         /// The file.
         file: String,
         /// The cause.
@@ -205,6 +213,23 @@ impl Gateway {
                 message: e.to_string(),
             })?;
             builder = builder.audit(sink);
+        }
+        if let Some(file) = &config.learning {
+            let path = match file {
+                Some(p) => p.clone(),
+                None => crate::upstream::oauth::state_dir()
+                    .ok_or_else(|| GatewayError::Learning {
+                        file: "learned.jsonl".into(),
+                        message: "no state folder: set XDG_STATE_HOME or HOME, or [learning] file"
+                            .into(),
+                    })?
+                    .join("learned.jsonl"),
+            };
+            let learning = Learning::open(&path).map_err(|e| GatewayError::Learning {
+                file: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            builder = builder.learning(Arc::new(learning));
         }
         let engine = builder.build()?;
         let connecting = states.iter().filter(|s| s.connecting).count();

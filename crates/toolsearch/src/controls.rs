@@ -18,7 +18,7 @@ use crate::config::{Settings, Surface};
 use crate::error::{ErrorCode, ToolError};
 use crate::outcome::Outcome;
 use crate::search::semantic::Embeddings;
-use crate::search::{SearchIndex, Searcher};
+use crate::search::{LearnedIndex, SearchIndex, Searcher};
 use crate::skills::Skills;
 
 /// What the discovery controls answer from: one snapshot's directory and indexes, the
@@ -38,6 +38,8 @@ pub struct Context<'a> {
     pub skills: Option<(&'a Skills, &'a SearchIndex)>,
     /// The caller's catalog (`None`: every tool).
     pub visible: Option<&'a Visibility>,
+    /// What the caller's class taught (`None`: nothing).
+    pub learned: Option<&'a LearnedIndex>,
 }
 
 impl<'a> Context<'a> {
@@ -50,7 +52,15 @@ impl<'a> Context<'a> {
             semantic: None,
             skills: None,
             visible: None,
+            learned: None,
         }
+    }
+
+    /// Sets the learned field the searches rank with (the caller class's; see
+    /// [`Searcher::with_learned`]).
+    pub fn with_learned(mut self, learned: Option<&'a LearnedIndex>) -> Self {
+        self.learned = learned;
+        self
     }
 
     /// Sets the caller's catalog: tools it does not show do not exist for these controls.
@@ -78,7 +88,7 @@ impl<'a> Context<'a> {
 
     /// The searcher over the directory.
     pub fn searcher(&self) -> Searcher<'a, Directory> {
-        Searcher::new(self.dir, self.index, self.settings, self.semantic)
+        Searcher::new(self.dir, self.index, self.settings, self.semantic).with_learned(self.learned)
     }
 }
 
@@ -97,15 +107,20 @@ pub struct ControlOutput {
     pub searched: Option<Searched>,
 }
 
-/// How a discovery control's search went: the method that ranked and whether it found
-/// anything.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a discovery control's search went: the method that ranked, whether it found
+/// anything, and what its answer listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Searched {
     /// The method that ranked (an empty query browses by the keyword rules).
     pub method: crate::config::SearchMethod,
     /// At least one tool (or skill) matched.
     pub found: bool,
+    /// The query as asked.
+    pub query: String,
+    /// The tools the answer listed, by canonical name, best first: a later successful call
+    /// of one of them in the session is a use of this query (learning from use).
+    pub listed: Vec<String>,
 }
 
 impl ControlOutput {

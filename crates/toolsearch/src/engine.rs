@@ -10,6 +10,7 @@ mod approval;
 mod builder;
 mod codeact;
 mod deferred;
+mod learning;
 mod resolve;
 mod route;
 mod snapshot;
@@ -24,6 +25,7 @@ use tracing::Instrument;
 pub use answer::Reply;
 pub use builder::{EngineBuilder, EngineError};
 pub use deferred::DeferredError;
+pub use learning::Learning;
 pub use snapshot::Snapshot;
 pub use vendor::VendorReply;
 
@@ -39,7 +41,7 @@ use crate::dispatch::{AuditSink, CallPath, Observer, RateLimiter};
 use crate::exec::{CallResult, Session};
 use crate::policy::Policy;
 use crate::search::semantic::Embeddings;
-use crate::search::{Query, SearchError, SearchIndex, Searcher};
+use crate::search::{LearnedIndex, Query, SearchError, SearchIndex, Searcher};
 use crate::skills::Skills;
 
 /// A catalog behind the controls of one surface.
@@ -60,6 +62,8 @@ pub struct Engine {
     observer: Option<Arc<dyn Observer>>,
     /// External tools' calls the host has not completed yet.
     deferred: Arc<DeferredCalls>,
+    /// What use taught, when the engine learns.
+    learning: Option<Arc<Learning>>,
 }
 
 /// The skills catalog with its indexes.
@@ -69,20 +73,28 @@ struct SkillSet {
     index: SearchIndex,
 }
 
-/// Answers discovery control `control` over `snap`, as a caller who sees `visible`.
+/// What a discovery control ranks for one caller: what it sees and what its class learned.
+#[derive(Debug, Clone, Copy)]
+struct CallerView<'a> {
+    visible: Option<&'a Visibility>,
+    learned: Option<&'a LearnedIndex>,
+}
+
+/// Answers discovery control `control` over `snap`, as `caller`.
 fn run_discovery(
     snap: &Snapshot,
     settings: &Settings,
     semantic: Option<&Embeddings>,
     skills: Option<&SkillSet>,
-    visible: Option<&Visibility>,
+    caller: CallerView<'_>,
     control: controls::Control,
     arguments: &Value,
 ) -> ControlOutput {
     let ctx = controls::Context::new(snap.directory(), snap.index(), settings)
         .with_semantic(semantic)
         .with_skills(skills.map(|s| (&*s.skills, &s.index)))
-        .with_visible(visible);
+        .with_visible(caller.visible)
+        .with_learned(caller.learned);
     controls::run_discovery(&ctx, control, arguments)
 }
 
@@ -124,7 +136,9 @@ impl Engine {
             return Ok(out);
         }
         let visible = self.visibility(&snap, &self.session);
+        let learned = self.learned_field(&snap, &self.session);
         let hits = Searcher::new(dir, snap.index(), &self.settings, self.semantic.as_deref())
+            .with_learned(learned.as_deref())
             .rank(&Query::new(message, self.settings.method, k).visible_to(visible.as_deref()))?
             .hits;
         out.extend(hits.into_iter().map(|h| {
@@ -246,12 +260,17 @@ impl Engine {
         }
         let control = controls::control_for(&self.settings, name).filter(|c| c.is_discovery())?;
         let visible = self.visibility(&snap, &self.session);
+        let learned = self.learned_field(&snap, &self.session);
+        let caller = CallerView {
+            visible: visible.as_deref(),
+            learned: learned.as_deref(),
+        };
         Some(run_discovery(
             &snap,
             &self.settings,
             self.semantic.as_deref(),
             self.skills.as_deref(),
-            visible.as_deref(),
+            caller,
             control,
             arguments,
         ))

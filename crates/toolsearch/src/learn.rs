@@ -165,6 +165,25 @@ impl Learned {
     }
 }
 
+/// The uses of a JSON Lines text (`{"query", "tool", "class"?}` lines; blank lines skipped),
+/// each with its line number; the first line that is not a use (or has an empty query or
+/// tool) is the error, with its number.
+pub fn parse_uses(text: &str) -> Result<Vec<(usize, Use)>, (usize, String)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let u: Use = serde_json::from_str(line)
+            .map_err(|e| (i + 1, format!("not a use {{\"query\", \"tool\"}}: {e}")))?;
+        if u.query.trim().is_empty() || u.tool.trim().is_empty() {
+            return Err((i + 1, "the query and the tool must not be empty".into()));
+        }
+        out.push((i + 1, u));
+    }
+    Ok(out)
+}
+
 /// Whitespace runs as one space, trimmed.
 fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")

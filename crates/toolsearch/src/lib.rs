@@ -58,7 +58,9 @@ pub use config::{
 };
 // The engine, its answers and how a call ended.
 pub use controls::{ControlOutput, Searched, ToolDefinition};
-pub use engine::{DeferredError, Engine, EngineBuilder, EngineError, Reply, Snapshot, VendorReply};
+pub use engine::{
+    DeferredError, Engine, EngineBuilder, EngineError, Learning, Reply, Snapshot, VendorReply,
+};
 pub use error::{ErrorCode, ToolError};
 pub use outcome::Outcome;
 pub use problem::{Problem, Problems};

@@ -57,6 +57,10 @@ pub struct Config {
     pub telemetry: Option<TelemetryConfig>,
     /// `[reload] watch`: re-read the file when it changes (as on SIGHUP); default false.
     pub watch: bool,
+    /// `[learning]`: learn from use (`enabled = true`), and where the uses are kept: `file`
+    /// (`~/` is the home folder, relative to the config's folder); `None` in it: the default,
+    /// `$XDG_STATE_HOME/toolsearch/learned.jsonl`. `None`: no learning (the default).
+    pub learning: Option<Option<PathBuf>>,
 }
 
 /// `[limits] startup_wait_ms` when absent: 30 s.
@@ -187,6 +191,26 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Problems) -> Config 
         .telemetry
         .take()
         .and_then(|t| super::telemetry::telemetry(t, problems));
+    let learning = raw.learning.take().and_then(|l| {
+        let file = match l.file {
+            None => None,
+            Some(f) if f.trim().is_empty() => {
+                problems.add("learning.file", "must not be empty");
+                None
+            }
+            Some(f) => Some(match f.strip_prefix("~/") {
+                Some(rest) => match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+                    Some(home) => PathBuf::from(home).join(rest),
+                    None => {
+                        problems.add("learning.file", "starts with ~/ but HOME is not set");
+                        return None;
+                    }
+                },
+                None => base.join(f),
+            }),
+        };
+        l.enabled.unwrap_or(false).then_some(file)
+    });
     Config {
         settings,
         sources,
@@ -201,5 +225,6 @@ fn validate(mut raw: RawConfig, base: &Path, problems: &mut Problems) -> Config 
         access,
         telemetry,
         watch: raw.reload.and_then(|r| r.watch).unwrap_or(false),
+        learning,
     }
 }

@@ -25,6 +25,7 @@ pub(super) struct RawConfig {
     pub(super) audit: Option<RawAudit>,
     pub(super) telemetry: Option<RawTelemetry>,
     pub(super) reload: Option<RawReload>,
+    pub(super) learning: Option<RawLearning>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -228,4 +229,11 @@ pub(super) struct RawTelemetry {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawReload {
     pub(super) watch: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLearning {
+    pub(super) enabled: Option<bool>,
+    pub(super) file: Option<String>,
 }

@@ -103,15 +103,21 @@ pub(super) fn search_capabilities(
             })
             .collect(),
     };
-    let searched = Searched {
+    let mut searched = Searched {
         method,
         found: !tools.is_empty() || !skill_hits.is_empty(),
+        query: query.to_owned(),
+        listed: Vec::new(),
     };
     // Drop the lowest-ranked tools until the response fits the byte budget.
     let mut n = tools.len();
     loop {
         let out = render(dir, &tools[..n], &skill_hits);
         if out.len() <= settings.max_search_bytes || n == 0 {
+            searched.listed = tools[..n]
+                .iter()
+                .map(|h| dir.tool(h.tool).canonical.clone())
+                .collect();
             return Ok((out, searched));
         }
         n -= 1;

@@ -271,9 +271,19 @@ fn search_page(
             budget,
         )
     };
+    let listed_n = match detail {
+        Detail::Full => full_limit,
+        _ => summary_limit,
+    };
     let searched = Searched {
         method,
         found: ranked.total > 0,
+        query: query.to_owned(),
+        listed: page_ids
+            .iter()
+            .take(listed_n)
+            .map(|&id| dir.tool(id).canonical.clone())
+            .collect(),
     };
     let json = match detail {
         Detail::Summary => summary(&page_ids),

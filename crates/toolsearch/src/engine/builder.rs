@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::snapshot::{Live, Snapshot};
-use super::{Engine, SkillSet};
+use super::{Engine, Learning, SkillSet};
 use crate::catalog::{Directory, DirectoryError, SourceTools};
 use crate::codeact::CodeRunner;
 use crate::config::RateLimit;
@@ -50,9 +50,18 @@ pub struct EngineBuilder {
     rate: Option<RateLimit>,
     audit: Option<AuditSink>,
     observer: Option<Arc<dyn Observer>>,
+    learning: Option<Arc<Learning>>,
 }
 
 impl EngineBuilder {
+    /// Learns from use (see [`Learning`]): a successful call of a tool a discovery answer
+    /// listed teaches that query to the tool, for the caller's class; its searches rank with
+    /// it from then on.
+    pub fn learning(mut self, learning: Arc<Learning>) -> Self {
+        self.learning = Some(learning);
+        self
+    }
+
     /// Asks the session's person (its [`Approver`](crate::exec::Approver)) before the tools
     /// `tools` matches run; a session nobody can ask gets `denied`.
     pub fn ask_before(mut self, tools: ToolGlobs) -> Self {
@@ -215,6 +224,7 @@ impl EngineBuilder {
             audit: self.audit,
             observer: self.observer,
             deferred: Arc::default(),
+            learning: self.learning,
         })
     }
 }

@@ -71,6 +71,8 @@ struct Open {
     session: Weak<Session>,
     group: String,
     tool: String,
+    /// Its canonical name (what a successful completion teaches, when the engine learns).
+    canonical: String,
     /// Whom its record names (`None` also when nothing records).
     client: Option<String>,
     /// Its record and event are made on completion.
@@ -174,6 +176,7 @@ impl Engine {
             session: Arc::downgrade(session),
             group: request.group.clone(),
             tool: request.tool.clone(),
+            canonical: request.canonical_name.clone(),
             client: recorded.then(|| super::route::client_of(session)).flatten(),
             recorded,
             started: Instant::now(),
@@ -207,6 +210,11 @@ impl Engine {
     /// once; an unknown, completed or dropped id is an error.
     pub fn complete(&self, call_id: &str, result: CallResult) -> Result<CallResult, DeferredError> {
         let open = self.close_deferred(call_id)?;
+        if !result.is_error
+            && let Some(session) = open.session.upgrade()
+        {
+            self.learn_call(&session, &open.canonical);
+        }
         self.record_deferred(open, outcome_of(&result));
         Ok(result)
     }

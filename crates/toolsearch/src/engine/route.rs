@@ -10,7 +10,7 @@ use super::answer::Answer;
 use super::deferred::{Request, Via};
 use super::resolve::{Caller, Names, Reached, Route, ToolRef};
 use super::snapshot::Snapshot;
-use super::{Engine, run_discovery};
+use super::{CallerView, Engine, run_discovery};
 use crate::catalog::{View, Visibility};
 use crate::controls::{Control, ControlOutput};
 use crate::dispatch::call::Ran;
@@ -18,6 +18,7 @@ use crate::dispatch::{AuditRecord, CALLER_PATH, CallEvent, SearchEvent};
 use crate::error::ToolError;
 use crate::exec::Session;
 use crate::policy::CLIENT_PATH;
+use crate::search::LearnedIndex;
 
 /// Who called what, by which names.
 #[derive(Debug, Clone, Copy)]
@@ -41,7 +42,7 @@ impl Engine {
         let visible = self.visibility(&snap, session);
         let view = View::new(snap.directory(), visible.as_deref());
         let route = self.resolve(&snap, view, Names::Surface, caller, name, arguments);
-        let reached = self.records().then(|| Reached::of(&snap, &route, name));
+        let reached = self.tracks().then(|| Reached::of(&snap, &route, name));
         let called = Called {
             names: Names::Surface,
             caller,
@@ -55,6 +56,11 @@ impl Engine {
     /// Whether anything records calls (an audit sink or an observer).
     pub(super) fn records(&self) -> bool {
         self.audit.is_some() || self.observer.is_some()
+    }
+
+    /// Whether what a call reached is needed after it: to record it, or to learn from it.
+    pub(super) fn tracks(&self) -> bool {
+        self.records() || self.learning.is_some()
     }
 
     /// Runs `answer` under the caller's rate limit, then records what it `reached` (when
@@ -88,6 +94,22 @@ impl Engine {
             }
             answer => answer,
         };
+        if self.learning.is_some() {
+            match (&answer, &reached) {
+                (
+                    Answer::Control(ControlOutput {
+                        searched: Some(s),
+                        is_error: false,
+                        ..
+                    }),
+                    _,
+                ) => self.note_listing(session, s),
+                (Answer::Tool(r), Some(Reached::Tool(snap, id))) if !r.is_error => {
+                    self.learn_call(session, &snap.directory().tool(*id).canonical);
+                }
+                _ => {}
+            }
+        }
         let Some(reached) = reached else {
             return answer;
         };
@@ -143,7 +165,8 @@ impl Engine {
                 Answer::Control(self.run_code(session, c, arguments).await)
             }
             Route::Control(c, arguments) => {
-                Answer::Control(self.discovery(snap, visible, c, arguments).await)
+                let learned = self.learned_field(snap, session);
+                Answer::Control(self.discovery(snap, visible, learned, c, arguments).await)
             }
             Route::Unreached { error, .. }
             | Route::Tool {
@@ -163,16 +186,21 @@ impl Engine {
         &self,
         snap: &Arc<Snapshot>,
         visible: Option<Arc<Visibility>>,
+        learned: Option<Arc<LearnedIndex>>,
         control: Control,
         arguments: Value,
     ) -> ControlOutput {
         let Some(sem) = &self.semantic else {
+            let caller = CallerView {
+                visible: visible.as_deref(),
+                learned: learned.as_deref(),
+            };
             return run_discovery(
                 snap,
                 &self.settings,
                 None,
                 self.skills.as_deref(),
-                visible.as_deref(),
+                caller,
                 control,
                 &arguments,
             );
@@ -181,12 +209,16 @@ impl Engine {
         let skills = self.skills.clone();
         let snap = snap.clone();
         let job = tokio::task::spawn_blocking(move || {
+            let caller = CallerView {
+                visible: visible.as_deref(),
+                learned: learned.as_deref(),
+            };
             run_discovery(
                 &snap,
                 &settings,
                 Some(&sem),
                 skills.as_deref(),
-                visible.as_deref(),
+                caller,
                 control,
                 &arguments,
             )

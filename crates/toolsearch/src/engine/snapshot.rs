@@ -5,14 +5,19 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
+use super::learning::Learning;
 use crate::catalog::{Directory, Visibility};
 use crate::dispatch::Validators;
 use crate::policy::{CallerClass, Policy};
-use crate::search::SearchIndex;
+use crate::search::{LearnedIndex, SearchIndex};
 use crate::vendor::ShortForms;
 
 /// Most caller classes whose catalogs a snapshot keeps (the cache starts over past it).
 const MAX_CLASSES: usize = 1024;
+
+/// A class's learned field (`None`: nothing learned names a tool here), and the version of
+/// the learning it was built from.
+type LearnedField = (u64, Option<Arc<LearnedIndex>>);
 
 /// One immutable state of the catalog: the directory, its indexes, its validators.
 #[derive(Debug)]
@@ -24,6 +29,8 @@ pub struct Snapshot {
     visibility: Mutex<HashMap<CallerClass, Arc<Visibility>>>,
     /// The vendor short forms of tools whose names do not fit, made on first use.
     short_forms: OnceLock<ShortForms>,
+    /// Each class's learned field, with the version of the learning it was built from.
+    learned: Mutex<HashMap<String, LearnedField>>,
 }
 
 impl Snapshot {
@@ -38,7 +45,31 @@ impl Snapshot {
             validators,
             visibility: Mutex::default(),
             short_forms: OnceLock::new(),
+            learned: Mutex::default(),
         }
+    }
+
+    /// What callers of `class` learned, as a field of this directory: built once per
+    /// version of `learning` (`None`: nothing learned that names a tool here).
+    pub(crate) fn learned_field(
+        &self,
+        learning: &Learning,
+        class: &str,
+    ) -> Option<Arc<LearnedIndex>> {
+        let version = learning.version();
+        if let Some((v, field)) = self.learned.lock().get(class)
+            && *v == version
+        {
+            return field.clone();
+        }
+        let field = learning.field(self, class);
+        let field = (!field.is_empty()).then(|| Arc::new(field));
+        let mut cache = self.learned.lock();
+        if cache.len() >= MAX_CLASSES {
+            cache.clear();
+        }
+        cache.insert(class.to_owned(), (version, field.clone()));
+        field
     }
 
     /// What callers of `class` see under `policy`, computed once per snapshot and class.

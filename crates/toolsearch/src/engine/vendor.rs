@@ -176,7 +176,7 @@ impl Engine {
             let visible = self.visibility(&snap, session);
             let view = View::new(snap.directory(), visible.as_deref());
             let route = self.resolve(&snap, view, Names::Vendor, caller, name, arguments);
-            let reached = self.records().then(|| Reached::of(&snap, &route, name));
+            let reached = self.tracks().then(|| Reached::of(&snap, &route, name));
             let called = Called {
                 names: Names::Vendor,
                 caller,
@@ -221,12 +221,14 @@ impl Engine {
         };
         let snap = self.snapshot();
         let visible = self.visibility(&snap, session);
+        let learned = self.learned_field(&snap, session);
         let settings = self.settings.clone();
         let semantic = self.semantic.clone();
         let run = move || -> Result<ControlOutput, ToolError> {
             let dir = snap.directory();
             let view = View::new(dir, visible.as_deref());
             let ranking = Searcher::new(dir, snap.index(), &settings, semantic.as_deref())
+                .with_learned(learned.as_deref())
                 .rank(
                     &Query::new(&req.query, settings.method, req.limit)
                         .visible_to(visible.as_deref()),
@@ -243,6 +245,11 @@ impl Engine {
             out.searched = Some(Searched {
                 method: settings.method,
                 found: !hits.is_empty(),
+                query: req.query.clone(),
+                listed: hits
+                    .iter()
+                    .map(|&id| dir.tool(id).canonical.clone())
+                    .collect(),
             });
             Ok(out)
         };

@@ -9,6 +9,7 @@ mod external;
 mod golden;
 #[path = "../../../../tests/support/golden.rs"]
 mod golden_files;
+mod learning;
 mod policy;
 mod ranking;
 mod seed;
