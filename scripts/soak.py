@@ -16,7 +16,8 @@ front of it with two clients of two tenants (`X-Tenant-ID` from the caller's cla
   owners  the other tenant's token on a session: POST, GET and DELETE refused as unknown (404)
   faults  100 sessions calling without pause; the upstream is killed (-9) and restarted on its
           port, later frozen (SIGSTOP) past the call timeout and thawed: what the callers got,
-          how long, and whether every session recovers (frozen for a quarter of the phase: make
+          how long, and whether every session recovers within a quarter of the phase of the
+          upstream listening again, and of its thaw (frozen for a quarter of the phase: make
           it longer than the call timeout to see timeouts)
   fuzz    MUTATIONS mutated JSON-RPC requests on live sessions: no 5xx, every error answering a
           request is a JSON-RPC error, the gateway answers afterwards
@@ -329,29 +330,40 @@ async def phase_faults(gw, upstream, seconds, summary):
     import httpx2 as httpx
 
     events = []  # (time, session index, outcome)
+    quarter = seconds * 0.25
+    marks = {}  # what happened to the upstream, when
     async with httpx.AsyncClient(limits=httpx.Limits(max_connections=200), timeout=30) as c:
         sessions = [Session(c, gw.url, ALICE if i % 2 == 0 else BOB) for i in range(100)]
         await asyncio.gather(*[s.open() for s in sessions])
         start = time.time()
-        stop_at = start + seconds
-        kill_at, restart_at = start + seconds * 0.15, start + seconds * 0.25
-        freeze_at, thaw_at = start + seconds * 0.5, start + seconds * 0.75
+        done = asyncio.Event()
 
         async def run(i, s):
-            while time.time() < stop_at:
+            while not done.is_set():
                 _, text = await s.call()
                 events.append((time.time(), i, outcome(text)))
 
         async def faults():
-            await asyncio.sleep(kill_at - time.time())
+            # The timeline follows the upstream, not the clock: the sessions get a quarter of
+            # the phase from the moment the restarted upstream listens again (a slow start of
+            # the upstream is not the gateway's recovery), and so on.
+            await asyncio.sleep(seconds * 0.15)
+            marks["kill"] = time.time()
             upstream.proc.send_signal(signal.SIGKILL)
             upstream.proc.wait()
-            await asyncio.sleep(restart_at - time.time())
+            await asyncio.sleep(seconds * 0.1)
+            marks["restart"] = time.time()
             await asyncio.to_thread(upstream.start)
-            await asyncio.sleep(freeze_at - time.time())
+            marks["back"] = time.time()
+            await asyncio.sleep(quarter)
+            marks["freeze"] = time.time()
             upstream.proc.send_signal(signal.SIGSTOP)
-            await asyncio.sleep(thaw_at - time.time())
+            await asyncio.sleep(quarter)
+            marks["thaw"] = time.time()
             upstream.proc.send_signal(signal.SIGCONT)
+            await asyncio.sleep(quarter)
+            marks["stop"] = time.time()
+            done.set()
 
         await asyncio.gather(faults(), *[run(i, s) for i, s in enumerate(sessions)])
         await asyncio.gather(*[s.close() for s in sessions])
@@ -363,30 +375,36 @@ async def phase_faults(gw, upstream, seconds, summary):
                 got[o] = got.get(o, 0) + 1
         return got
 
-    def recovered_after(t0):
-        """Seconds from t0 until every session had an ok answer after it."""
+    def recovered_after(t0, t1):
+        """Seconds from t0 until every session had an ok answer after it (before t1)."""
         first = {}
         for t, i, o in events:
-            if t >= t0 and o == "ok" and i not in first:
+            if t0 <= t < t1 and o == "ok" and i not in first:
                 first[i] = t
         return (max(first.values()) - t0) if len(first) == len(sessions) else None
 
-    killed = window(kill_at, restart_at)
-    bad = [t for t, _, o in events if kill_at <= t and o != "ok" and t < freeze_at]
-    after_restart = recovered_after(restart_at)
-    after_thaw = recovered_after(thaw_at)
-    frozen = window(freeze_at, thaw_at)
-    other = sum(n for o, n in window(start, stop_at).items() if o == "other")
+    kill, back, freeze, thaw, stop = (marks[k] for k in ("kill", "back", "freeze", "thaw", "stop"))
+    killed = window(kill, back)
+    bad = [t for t, _, o in events if kill <= t < freeze and o != "ok"]
+    after_restart = recovered_after(back, freeze)
+    after_thaw = recovered_after(thaw, stop)
+    frozen = window(freeze, thaw)
+    other = sum(n for o, n in window(start, stop).items() if o == "other")
     check(after_restart is not None, "faults: every session answers again after the upstream is restarted",
-          window(restart_at, freeze_at))
+          window(back, freeze))
     check(after_thaw is not None, "faults: every session answers again after the upstream is thawed",
-          window(thaw_at, stop_at))
+          window(thaw, stop))
     check(other == 0, "faults: every failed call is an `unavailable` or `timeout` answer", other)
-    summary["faults"] = (f"100 sessions calling for {seconds} s: killed (-9) → {killed}; non-ok answers for "
-                         f"{(max(bad) - kill_at) if bad else 0:.2f} s after the kill; every session ok again "
-                         f"{after_restart if after_restart is None else round(after_restart, 2)} s after the restart; "
-                         f"frozen {thaw_at - freeze_at:.1f} s → {frozen}; every session ok again "
-                         f"{after_thaw if after_thaw is None else round(after_thaw, 2)} s after the thaw")
+
+    def seconds_or_none(v):
+        return v if v is None else round(v, 2)
+
+    summary["faults"] = (f"100 sessions calling for {stop - start:.1f} s: killed (-9) → {killed}; the upstream "
+                         f"listened again {back - marks['restart']:.2f} s after its restart; non-ok answers until "
+                         f"{(max(bad) - back) if bad else 0:.2f} s after that; every session ok again "
+                         f"{seconds_or_none(after_restart)} s after the upstream was back; "
+                         f"frozen {thaw - freeze:.1f} s → {frozen}; every session ok again "
+                         f"{seconds_or_none(after_thaw)} s after the thaw")
 
 
 def mutate(rng, value, depth=0):

@@ -5,15 +5,32 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::config::SourceKind;
 use toolsearch::{ExecError, Session};
 
 use super::Upstream;
 
-/// One session's own connection to an upstream with context headers, made on first use.
+/// The first wait before a session's own connection that failed (or closed) is tried again;
+/// it doubles up to [`SESSION_RETRY_MAX`] while the upstream stays unreachable.
+const SESSION_RETRY: Duration = Duration::from_millis(250);
+/// The longest wait between two tries of a session's own connection.
+const SESSION_RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// One session's own connection to an upstream, made on first use and made again when it
+/// failed or closed: an upstream that was down when a session first called it, or that
+/// restarted, is reached again by the session's next call after a short wait.
 #[derive(Debug, Default)]
-struct SessionUpstream(tokio::sync::OnceCell<Result<Arc<Upstream>, String>>);
+struct SessionUpstream(tokio::sync::Mutex<SessionSlot>);
+
+#[derive(Debug, Default)]
+struct SessionSlot {
+    /// The connection, once made (it may have closed since).
+    upstream: Option<Arc<Upstream>>,
+    /// The last failure: when, why, and how long to wait from it before trying again.
+    failed: Option<(Instant, String, Duration)>,
+}
 
 impl Upstream {
     /// The context headers of an HTTP upstream (header name → context path), when it has any.
@@ -46,37 +63,54 @@ impl Upstream {
         let Some(slot) = session.state_or_insert_with(&key, SessionUpstream::default) else {
             return Err(ExecError::Unavailable("session state is corrupt".into()));
         };
-        let made = slot
-            .0
-            .get_or_init(|| async {
-                let mut values = BTreeMap::new();
-                for (header, path) in context_headers.into_iter().flatten() {
-                    let Some(value) = session.context(path) else {
-                        return Err(format!(
-                            "this session has no {path:?}, which source {} needs for its {header} header; its upstream connection was not opened",
-                            self.name
-                        ));
-                    };
-                    values.insert(header.clone(), value.to_owned());
+        let mut slot = slot.0.lock().await;
+        if let Some(own) = &slot.upstream
+            && own.is_connected().await
+        {
+            return Ok(own.clone());
+        }
+        let wait = match &slot.failed {
+            Some((at, why, wait)) if at.elapsed() < *wait => {
+                return Err(ExecError::Unavailable(why.clone()));
+            }
+            Some((_, _, wait)) => (*wait * 2).min(SESSION_RETRY_MAX),
+            None => SESSION_RETRY,
+        };
+        let mut values = BTreeMap::new();
+        for (header, path) in context_headers.into_iter().flatten() {
+            let Some(value) = session.context(path) else {
+                return Err(ExecError::Unavailable(format!(
+                    "this session has no {path:?}, which source {} needs for its {header} header; its upstream connection was not opened",
+                    self.name
+                )));
+            };
+            values.insert(header.clone(), value.to_owned());
+        }
+        let own = slot.upstream.clone().unwrap_or_else(|| {
+            Arc::new(
+                Upstream::new(&self.name, self.kind.clone(), self.events.clone())
+                    .with_options(self.options)
+                    .with_session_headers(values),
+            )
+        });
+        match own.connect().await {
+            Ok(_) => {
+                // The log level this session asked for before its connection opened.
+                let level = crate::downstream::current().and_then(|d| d.session().level());
+                if let Some(level) = level {
+                    own.set_log_level(level).await;
                 }
-                let own = Arc::new(
-                    Upstream::new(&self.name, self.kind.clone(), self.events.clone())
-                        .with_options(self.options)
-                        .with_session_headers(values),
-                );
-                match own.connect().await {
-                    Ok(_) => {
-                        // The log level this session asked for before its connection opened.
-                        let level = crate::downstream::current().and_then(|d| d.session().level());
-                        if let Some(level) = level {
-                            own.set_log_level(level).await;
-                        }
-                        Ok(own)
-                    }
-                    Err(e) => Err(format!("this session's connection to {} failed: {e}", self.name)),
-                }
-            })
-            .await;
-        made.clone().map_err(ExecError::Unavailable)
+                slot.upstream = Some(own.clone());
+                slot.failed = None;
+                Ok(own)
+            }
+            Err(e) => {
+                let why = format!("this session's connection to {} failed: {e}", self.name);
+                tracing::debug!(source = %self.name, retry_in = ?wait, "a session's own upstream connection failed");
+                slot.upstream = Some(own);
+                slot.failed = Some((Instant::now(), why.clone(), wait));
+                Err(ExecError::Unavailable(why))
+            }
+        }
     }
 }
