@@ -69,6 +69,10 @@ pub struct EvalArgs {
     /// name or `group/tool`), as `toolsearch learn --from` takes them.
     #[arg(long, value_name = "FILE.jsonl")]
     learn: Option<PathBuf>,
+    /// Rank as a caller of this policy class (`--learn`'s lines keep the class they name, none
+    /// by default): what another class taught ranks nothing here.
+    #[arg(long, value_name = "CLASS", default_value = "", requires = "learn")]
+    learn_class: String,
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -245,7 +249,7 @@ pub fn eval(a: EvalArgs) -> anyhow::Result<ExitCode> {
         // The queries are timed as a gateway serves them (see `allocator::purge_as_usual`).
         crate::allocator::purge_as_usual();
         let learned = match &a.learn {
-            Some(path) => Some(learned_index(path, &dir)?),
+            Some(path) => Some(learned_index(path, &dir, &a.learn_class)?),
             None => None,
         };
         let search = Searcher::new(&dir, &index, &settings, semantic.as_deref())
@@ -371,8 +375,9 @@ pub fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The learned field of `dir` from a file of uses (`{"query", "tool"}` lines, the tool by its
-/// canonical name or as `group/tool`): every line must name a tool of the catalog.
-fn learned_index(path: &Path, dir: &Directory) -> anyhow::Result<LearnedIndex> {
+/// canonical name or as `group/tool`, each of the class its line names), for callers of
+/// `class`: every line must name a tool of the catalog.
+fn learned_index(path: &Path, dir: &Directory, class: &str) -> anyhow::Result<LearnedIndex> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let uses = parse_uses(&text).map_err(|(line, e)| anyhow!("{}:{line}: {e}", path.display()))?;
@@ -389,7 +394,7 @@ fn learned_index(path: &Path, dir: &Directory) -> anyhow::Result<LearnedIndex> {
                 u.tool
             );
         };
-        learned.add(&Use::new(u.query, dir.tool(id).canonical.clone(), ""));
+        learned.add(&Use::new(u.query, dir.tool(id).canonical.clone(), u.class));
     }
-    Ok(LearnedIndex::of(&learned, "", dir))
+    Ok(LearnedIndex::of(&learned, class, dir))
 }

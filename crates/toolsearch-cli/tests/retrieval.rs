@@ -347,6 +347,18 @@ fn eval_learns_from_a_file_of_uses() {
     with_uses.extend(["--learn", &uses]);
     let with = ndcg(&toolsearch(&with_uses));
     assert!(without < 1.0 && with == 1.0, "{without} → {with}");
+    // Ranked as another class, what these uses taught (no class) ranks nothing.
+    let mut other = with_uses.clone();
+    other.extend(["--learn-class", "auditors"]);
+    assert_eq!(ndcg(&toolsearch(&other)), without);
+    // Uses of that class rank for it.
+    let classed = temp(
+        "classed-uses.jsonl",
+        "{\"query\":\"make the charge vanish please\",\"tool\":\"billing__refund_payment\",\"class\":\"auditors\"}\n",
+    );
+    let mut own = args.to_vec();
+    own.extend(["--learn", &classed, "--learn-class", "auditors"]);
+    assert_eq!(ndcg(&toolsearch(&own)), 1.0);
     let unknown = temp(
         "unknown-uses.jsonl",
         "{\"query\":\"q\",\"tool\":\"billing__nothing\"}\n",

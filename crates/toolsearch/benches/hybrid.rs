@@ -12,15 +12,16 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::hint::black_box;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use toolsearch::Directory;
 use toolsearch::search::{FUSION_DEPTH, fuse};
 use toolsearch::search::{VectorIndex, dot, normalize};
 use toolsearch::{SearchIndex, Settings};
 
+#[path = "support/percentiles.rs"]
+mod percentiles;
 #[path = "toolbench.rs"]
 mod toolbench;
 use toolbench::{queries, sources};
@@ -127,20 +128,7 @@ fn top_floats(s: &Setup, i: usize, k: usize) -> Vec<u32> {
 
 fn percentiles(f: impl Fn(&Setup, usize) -> usize) -> (Duration, Duration) {
     let s = setup();
-    let n = queries().len();
-    for i in 0..n {
-        black_box(f(s, i));
-    }
-    let mut times: Vec<Duration> = (0..3 * n)
-        .map(|k| {
-            let t = Instant::now();
-            black_box(f(s, k % n));
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    let at = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
-    (at(0.5), at(0.99))
+    percentiles::percentiles(queries().len(), |i| f(s, i))
 }
 
 fn main() {

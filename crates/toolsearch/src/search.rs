@@ -14,6 +14,7 @@ mod index;
 mod int8;
 pub(crate) mod keyword;
 mod learned;
+mod learned_vectors;
 mod pool;
 mod ranking;
 // The exhaustive ranking the tests and benchmarks compare the indexes against: not part of the
@@ -33,6 +34,7 @@ pub use hybrid::{FUSION_DEPTH, adaptive_weight, fuse};
 pub use index::SearchIndex;
 pub use keyword::{KeywordIndex, Match, Rank, Ranked};
 pub use learned::{LEARNED_WEIGHT, LearnedIndex};
+pub use learned_vectors::{LEARNED_DENSE_WEIGHT, LearnedVectors, raised};
 pub use ranking::{Hit, Query, Ranking, Scored};
 pub use semantic::{
     EmbedError, Embedder, Embeddings, QueryVectors, VectorIndex, dot, normalize, tool_text,
@@ -112,8 +114,8 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
         }
     }
 
-    /// Ranks with the learned field too (`bm25`, and `hybrid`'s BM25 side): what the caller's
-    /// class taught, indexed over this same corpus. `keyword` keeps its exact rules and
+    /// Ranks with the learned field too (`bm25`, `semantic` and both sides of `hybrid`): what
+    /// the caller's class taught, indexed over this same corpus. `keyword` keeps its exact rules and
     /// ignores it.
     pub fn with_learned(mut self, learned: Option<&'a LearnedIndex>) -> Self {
         self.learned = learned.filter(|l| !l.is_empty());
@@ -202,12 +204,26 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
                     .vectors(self.corpus, sem)
                     .and_then(|v| {
                         let q = sem.embed_query(query)?;
-                        Ok(v.query_similarities(&q, tool..tool + 1))
+                        let c = v
+                            .query_similarities(&q, tool..tool + 1)
+                            .first()
+                            .copied()
+                            .unwrap_or_default();
+                        let learned = match self.learned {
+                            Some(l) => l.vectors(sem)?.similarities(&q),
+                            None => Vec::new(),
+                        };
+                        Ok(match learned.iter().find(|(t, _)| *t == tool) {
+                            Some(&(_, m)) if m > c => {
+                                format!(
+                                    "cosine {c:.3}, raised to {:.3} by learned queries ({m:.3})",
+                                    raised(c, m)
+                                )
+                            }
+                            _ => format!("cosine {c:.3}"),
+                        })
                     })
-                    .map_or_else(
-                        |e| e.to_string(),
-                        |c| format!("cosine {:.3}", c.first().copied().unwrap_or_default()),
-                    );
+                    .unwrap_or_else(|e| e.to_string());
                 if method == SearchMethod::Semantic {
                     return cos;
                 }
@@ -262,12 +278,19 @@ impl<'a, C: Corpus + ?Sized> Searcher<'a, C> {
         let vectors = self.index.vectors(self.corpus, semantic)?;
         let q = semantic.embed_query(query)?;
         let min = semantic.min_similarity();
+        let learned = match self.learned {
+            Some(l) => l.vectors(semantic)?.similarities(&q),
+            None => Vec::new(),
+        };
+        let start = scope.start;
+        let raise = |sims: &mut [f32]| LearnedVectors::raise(sims, start, &learned);
         if method == SearchMethod::Semantic {
-            return Ok(vectors.search_query(&q, scope, need, min, visible));
+            return Ok(vectors.search_query_with(&q, scope, need, min, visible, raise));
         }
         let depth = need.max(hybrid::FUSION_DEPTH);
         // Unfloored: `fuse` applies the floor to candidates, not to the scale.
-        let (dense, _) = vectors.search_query(&q, scope.clone(), depth, f32::MIN, visible);
+        let (dense, _) =
+            vectors.search_query_with(&q, scope.clone(), depth, f32::MIN, visible, raise);
         let index = self.bm25();
         let (bm25, _) =
             index.search_boosted(query, scope, depth, visible, &self.learned_scores(query));

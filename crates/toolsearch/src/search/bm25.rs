@@ -248,6 +248,49 @@ impl Bm25Index {
         k1 * s / (k1 + 1.0 - s)
     }
 
+    /// [`weighted_tf`](Self::weighted_tf) of `term` in each of `tools` (ascending), in order:
+    /// one walk of the term's postings and runs for all of them.
+    pub fn weighted_tfs(&self, term: &str, tools: &[ToolId]) -> Vec<f32> {
+        let mut out = vec![0.0f32; tools.len()];
+        let Some(&t) = self.terms.get(term) else {
+            return out;
+        };
+        let idf = self.idf[t as usize];
+        if idf <= 0.0 {
+            return out;
+        }
+        let r = self.offsets[t as usize] as usize..self.offsets[t as usize + 1] as usize;
+        let (docs, impacts) = (&self.docs[r.clone()], &self.impacts[r]);
+        let mut d = 0;
+        for (i, tool) in tools.iter().enumerate() {
+            d += docs[d..].partition_point(|x| x < tool);
+            if docs.get(d) == Some(tool) {
+                out[i] = impacts[d];
+            }
+        }
+        let mut in_run = vec![false; tools.len()];
+        for (run, group_impact) in self.spans.of(t) {
+            let from = tools.partition_point(|x| *x < run.start);
+            let to = tools.partition_point(|x| *x < run.end);
+            for i in from..to {
+                // A tool's first run counts, as in `weighted_tf`.
+                if !std::mem::replace(&mut in_run[i], true) {
+                    out[i] += group_impact;
+                }
+            }
+        }
+        let k1 = self.params.k1;
+        for impact in &mut out {
+            *impact = if *impact <= 0.0 {
+                0.0
+            } else {
+                let s = (*impact / idf).min(k1 + 1.0 - 1e-6);
+                k1 * s / (k1 + 1.0 - s)
+            };
+        }
+        out
+    }
+
     /// The BM25 saturation of a weighted frequency `x`, times `idf`.
     pub fn saturated(&self, idf: f32, x: f32) -> f32 {
         let k1 = self.params.k1;

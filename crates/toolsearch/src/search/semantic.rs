@@ -246,6 +246,55 @@ impl Embeddings {
         ))
     }
 
+    /// The unit vectors of `texts` (other than tools': what use taught, say), in order: read
+    /// from the cache, the rest embedded in batches (the model runs without the cache locked)
+    /// and saved to it, so a text is embedded once.
+    pub fn text_vectors(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, SearchError> {
+        let hashes: Vec<u64> = texts.iter().map(|t| text_hash(t)).collect();
+        let mut missing: Vec<usize> = {
+            let cache = self.lock();
+            (0..texts.len())
+                .filter(|&i| cache.get(hashes[i]).is_none())
+                .collect()
+        };
+        missing.sort_by_key(|&i| hashes[i]);
+        missing.dedup_by_key(|i| hashes[*i]);
+        let fail = |e: EmbedError| SearchError::Unavailable(format!("embedding learned text: {e}"));
+        let dim = self.embedder.dim();
+        let mut embedded = Vec::with_capacity(missing.len());
+        for chunk in missing.chunks(self.embedder.batch_size().max(1)) {
+            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
+            let vectors = self.embedder.embed(&batch).map_err(fail)?;
+            if vectors.len() != batch.len() || vectors.iter().any(|v| v.len() != dim) {
+                return Err(fail(EmbedError(format!(
+                    "the model returned {} vectors for {} texts, or a wrong dimension",
+                    vectors.len(),
+                    batch.len()
+                ))));
+            }
+            embedded.extend(chunk.iter().map(|&i| hashes[i]).zip(vectors));
+        }
+        let mut cache = self.lock();
+        for (h, v) in &embedded {
+            cache.insert(*h, v);
+        }
+        if !embedded.is_empty() && cache.is_dirty() {
+            cache
+                .save()
+                .map_err(|e| SearchError::Unavailable(e.to_string()))?;
+        }
+        Ok(hashes
+            .iter()
+            .map(|h| {
+                // Every hash was read or embedded above; a zero vector is never reached.
+                cache.get(*h).map_or_else(
+                    || vec![0.0; dim],
+                    |(row, scale)| super::int8::dequantize(row, scale),
+                )
+            })
+            .collect())
+    }
+
     /// The unit vectors of a query: its own, then (sentences on, two or more of them) each
     /// sentence's, embedded in one call of the model.
     pub fn embed_query(&self, query: &str) -> Result<Arc<QueryVectors>, SearchError> {

@@ -7,8 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
+use toolsearch::SearchIndex;
 use toolsearch::search::{Corpus, SearchError};
-use toolsearch::search::{EmbedError, Embedder, Embeddings, tool_text};
+use toolsearch::search::{
+    EmbedError, Embedder, Embeddings, LearnedIndex, Query, Searcher, tool_text,
+};
 use toolsearch::{Directory, EmbeddingSettings, Engine, SearchMethod, Settings, parse_catalog};
 
 use crate::common::{FILES, rank};
@@ -169,6 +172,91 @@ fn semantic_finds_synonyms_that_bm25_misses_and_hybrid_keeps_both() {
         matches!(err, SearchError::Unavailable(ref m) if m.contains("toolsearch index")),
         "{err}"
     );
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// What use taught raises a tool under `semantic` and `hybrid`: its learned queries make a
+/// second vector, and its similarity moves halfway towards that vector's when higher. The
+/// learned text is embedded once, into the cache; a class with nothing learned ranks as before.
+#[test]
+fn learned_queries_raise_their_tool_under_the_dense_methods() {
+    let (cache, sem) = built("learned");
+    let dir = Directory::build(sources(FILES)).expect("directory");
+    let index = SearchIndex::build(&dir);
+    let s = Settings::default();
+    let listing = dir.tool_id("fs", "list_directory").expect("list_directory");
+    // Someone asked about the weather and then called list_directory (a use, right or not).
+    let learned = LearnedIndex::build([(listing, vec!["sunny forecast with rain"])], 1.0);
+    let ranked = |method, learned: Option<&LearnedIndex>| -> Vec<(String, f64)> {
+        Searcher::new(&dir, &index, &s, Some(&sem))
+            .with_learned(learned)
+            .rank(&Query::new("forecast", method, 6))
+            .expect("rank")
+            .hits
+            .iter()
+            .map(|h| (dir.tool(h.tool).name.clone(), h.score))
+            .collect()
+    };
+    let before = ranked(SearchMethod::Semantic, None);
+    assert!(
+        !before.iter().any(|(n, _)| n == "list_directory"),
+        "under the floor without learning: {before:?}"
+    );
+    let after = ranked(SearchMethod::Semantic, Some(&learned));
+    let (_, score) = after
+        .iter()
+        .find(|(n, _)| n == "list_directory")
+        .expect("raised over the floor");
+    // Its own cosine is the shared bias only; the learned vector is the query's concept.
+    let own = sem
+        .embed_query("forecast")
+        .map(|q| {
+            index
+                .vectors(&dir, &sem)
+                .expect("vectors")
+                .query_similarities(&q, listing..listing + 1)[0]
+        })
+        .expect("query");
+    assert!(
+        (*score as f32 - toolsearch::search::raised(own, 1.0)).abs() < 0.02,
+        "{own} {score}"
+    );
+    // Every other tool keeps its score.
+    for (name, score) in &before {
+        assert!(
+            after.contains(&(name.clone(), *score)),
+            "{name} changed: {after:?}"
+        );
+    }
+    // Hybrid's dense side has it too (BM25 knows no "forecast" in list_directory's text).
+    let hybrid = ranked(SearchMethod::Hybrid, Some(&learned));
+    assert!(
+        hybrid.iter().any(|(n, _)| n == "list_directory"),
+        "{hybrid:?}"
+    );
+    assert!(
+        !ranked(SearchMethod::Hybrid, None)
+            .iter()
+            .any(|(n, _)| n == "list_directory")
+    );
+    // Explain says why.
+    let why = Searcher::new(&dir, &index, &s, Some(&sem))
+        .with_learned(Some(&learned))
+        .explain(SearchMethod::Semantic, "forecast", listing);
+    assert!(
+        why.contains("raised to") && why.contains("learned"),
+        "{why}"
+    );
+    // Nothing learned for this class: the same ranking as without learning.
+    let none = LearnedIndex::default();
+    assert_eq!(ranked(SearchMethod::Semantic, Some(&none)), before);
+    // The learned text went into the cache file: a new process embeds nothing for it.
+    let model = Arc::new(Concepts::default());
+    let again = Embeddings::open(model.clone(), &embedding_settings(&cache), true).expect("cache");
+    again
+        .text_vectors(&["sunny forecast with rain"])
+        .expect("vectors");
+    assert_eq!(model.texts.load(Ordering::SeqCst), 0);
     let _ = std::fs::remove_dir_all(&cache);
 }
 

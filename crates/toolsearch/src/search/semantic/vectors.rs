@@ -179,14 +179,24 @@ impl VectorIndex {
         min: f32,
         visible: Option<&Visibility>,
     ) -> (Vec<Scored>, usize) {
+        self.search_query_with(query, scope, need, min, visible, |_| {})
+    }
+
+    /// [`search_query`](Self::search_query) with the similarities changed by `adjust` first
+    /// (it gets those of `scope`, in order): what use taught raises some tools.
+    pub fn search_query_with(
+        &self,
+        query: &QueryVectors,
+        scope: Range<ToolId>,
+        need: usize,
+        min: f32,
+        visible: Option<&Visibility>,
+        adjust: impl FnOnce(&mut [f32]),
+    ) -> (Vec<Scored>, usize) {
         let start = scope.start;
-        best_of(
-            &self.query_similarities(query, scope),
-            start,
-            need,
-            min,
-            visible,
-        )
+        let mut sims = self.query_similarities(query, scope);
+        adjust(&mut sims);
+        best_of(&sims, start, need, min, visible)
     }
 
     /// The `need` tools of `scope` most similar to `query` whose similarity is at least
