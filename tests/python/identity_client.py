@@ -161,6 +161,26 @@ async def check(url: str, folder: str) -> int:
         status, _ = await initialize_status(url, bad)
         check(status == 401, f"{what} refused", status)
 
+    # The console admits admins only: a JWT whose admin claim is true, not a client without
+    # `admin = true`, nor a JWT whose claim is false, another value, or absent.
+    async with httpx2.AsyncClient(timeout=30) as http:
+        async def console(bearer):
+            headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
+            return (await http.get(url.rstrip("/") + "/ui/", headers=headers)).status_code
+
+        for what, bearer, status in [
+            ("no token", None, 401),
+            ("a forged JWT", token(folder, key="other", toolsearch_admin=True), 401),
+            ("a client without admin = true", alice_token, 403),
+            ("a JWT without the admin claim", token(folder), 403),
+            ("a JWT whose admin claim is false", token(folder, toolsearch_admin=False), 403),
+            ("a JWT whose admin claim is \"yes\"", token(folder, toolsearch_admin="yes"), 403),
+            ("a JWT whose admin claim is true", token(folder, toolsearch_admin=True), 200),
+            ("a JWT whose admin claim is \"true\"", token(folder, toolsearch_admin="true"), 200),
+        ]:
+            got = await console(bearer)
+            check(got == status, f"the console for {what}", got)
+
     # Two callers with disjoint policies see disjoint catalogs and cannot reach each other's.
     async with Caller(url, alice_token) as alice, Caller(url, bob_token) as bob:
         await connected(alice)

@@ -15,8 +15,10 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use toolsearch_mcp::Gateway;
-use toolsearch_mcp::config::parse_config;
-use toolsearch_mcp::http::{HttpOptions, HttpServer, serve_http};
+use toolsearch_mcp::http::HttpServer;
+
+#[path = "support/example_gateway.rs"]
+mod example_gateway;
 
 fn main() {
     divan::main();
@@ -33,31 +35,9 @@ struct Setup {
 fn setup() -> &'static Setup {
     static SETUP: OnceLock<Setup> = OnceLock::new();
     SETUP.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let catalog = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../examples/catalog.json");
-        let toml = format!(
-            "[[source]]\nname = \"example\"\ncatalog = {:?}\n",
-            catalog.display().to_string()
-        );
+        let runtime = example_gateway::runtime();
         let (gateway, server, kept_alive, fresh) = runtime.block_on(async {
-            let config =
-                parse_config("bench.toml", &toml, std::path::Path::new(".")).expect("config");
-            let gateway = Gateway::start(config, Default::default())
-                .await
-                .expect("gateway");
-            let server = serve_http(
-                gateway.clone(),
-                HttpOptions::new("127.0.0.1:0".parse().expect("addr")),
-            )
-            .await
-            .expect("bind");
-            let url = format!("http://{}/", server.local_addr);
-            toolsearch_mcp::upstream::install_crypto_provider();
+            let (gateway, server, url) = example_gateway::example_gateway().await;
             let connect = |client: reqwest::Client| {
                 let config = StreamableHttpClientTransportConfig::with_uri(url.clone());
                 ().serve(StreamableHttpClientTransport::with_client(client, config))

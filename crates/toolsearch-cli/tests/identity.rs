@@ -33,6 +33,7 @@ jwks = "jwks.json"
 issuer = "https://idp.test/"
 audience = "toolsearch"
 algorithms = ["RS256"]
+admin_claim = "toolsearch_admin"
 
 [[policy]]
 match = {{ client = "alice" }}
@@ -103,7 +104,7 @@ fn callers_see_their_own_catalogs_and_carry_their_own_context() {
         &["check".into(), http.url.clone(), d],
         &env,
     );
-    assert!(out.contains("25 passed, 0 failed"), "{out}");
+    assert!(out.contains("33 passed, 0 failed"), "{out}");
     drop(http);
     drop(rt);
 }

@@ -198,6 +198,31 @@ fn metrics_count_calls_searches_upstreams_and_sessions() {
             .expect("sum");
         assert!(sum > 0.0 && sum < 30.0, "{sum}");
 
+        // Each source's calls (the console reads the same series): the two echoes ok, the one
+        // with bad arguments an error; the unknown tool and the searches reached no source.
+        let by_source = "toolsearch_source_calls_total";
+        m.assert(
+            by_source,
+            json!({"source": "everything", "outcome": "ok"}),
+            2.0,
+        );
+        m.assert(
+            by_source,
+            json!({"source": "everything", "outcome": "error"}),
+            1.0,
+        );
+        m.assert(
+            by_source,
+            json!({"source": "everything", "outcome": "tool_error"}),
+            0.0,
+        );
+        m.assert(by_source, json!({"source": "crm", "outcome": "ok"}), 0.0);
+        let everything = json!({"source": "everything"});
+        m.assert("toolsearch_source_call_seconds_count", everything, 3.0);
+        let inf = json!({"source": "everything", "le": "+Inf"});
+        m.assert("toolsearch_source_call_seconds_bucket", inf, 3.0);
+        assert_eq!(m.families["toolsearch_source_call_seconds"], "histogram");
+
         // Upstream state, and the sessions open (this client's).
         for (source, up) in [("everything", 1.0), ("crm", 1.0), ("broken", 0.0)] {
             m.assert("toolsearch_upstream_up", json!({"source": source}), up);
@@ -241,6 +266,8 @@ fn metrics_count_calls_searches_upstreams_and_sessions() {
     );
     let ok = json!({"group": "everything", "tool": "echo", "outcome": "ok"});
     om.assert("toolsearch_tool_calls_total", ok, 2.0);
+    let ok = json!({"source": "everything", "outcome": "ok"});
+    om.assert("toolsearch_source_calls_total", ok, 2.0);
     assert!(restarts(&om) >= 1.0, "{}", om.text);
     drop(http);
     let _ = std::fs::remove_dir_all(&dir);

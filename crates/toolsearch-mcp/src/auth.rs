@@ -20,6 +20,17 @@ mod jwt;
 #[cfg(not(feature = "jwt"))]
 mod no_jwt;
 
+/// The token of an `Authorization: Bearer <token>` header; the scheme matches in any case.
+pub(crate) fn bearer_token(header: &[u8]) -> Option<&[u8]> {
+    let space = header.iter().position(|b| *b == b' ')?;
+    let (scheme, rest) = header.split_at(space);
+    if !scheme.eq_ignore_ascii_case(b"bearer") {
+        return None;
+    }
+    let token = rest.trim_ascii();
+    (!token.is_empty()).then_some(token)
+}
+
 /// The client name `TOOLSEARCH_HTTP_TOKEN`'s caller gets.
 pub const DEFAULT_CLIENT: &str = "default";
 
@@ -30,6 +41,10 @@ pub struct CallerIdentity {
     pub key: String,
     /// Context values: `identity.client`, `identity.<claim>`, and `caller.id` (the key).
     pub context: BTreeMap<String, String>,
+    /// It may open the console: a `[[client]]` with `admin = true`, a JWT whose
+    /// `[auth.jwt] admin_claim` is `true`, or `TOOLSEARCH_HTTP_TOKEN`'s caller when that token
+    /// is the only credential.
+    pub admin: bool,
 }
 
 /// Why a request was not authenticated (never says which token was tried).
@@ -108,9 +123,12 @@ impl Authenticator {
                 identity: CallerIdentity {
                     key: c.name.clone(),
                     context,
+                    admin: c.admin,
                 },
             });
         }
+        // The environment's token alone is the operator's: its caller may open the console.
+        let only_credential = access.clients.is_empty() && access.jwt.is_none();
         if let Some(t) = token.filter(|t| !t.is_empty()) {
             clients.push(Client {
                 token: t.into_bytes(),
@@ -120,6 +138,7 @@ impl Authenticator {
                         (CLIENT_PATH.to_owned(), DEFAULT_CLIENT.to_owned()),
                         (CALLER_PATH.to_owned(), DEFAULT_CLIENT.to_owned()),
                     ]),
+                    admin: only_credential,
                 },
             });
         }

@@ -28,12 +28,14 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use toolsearch::{
-    CLIENT_PATH, Engine, EngineError, Learning, Policy, Problem, Problems, SourceTools, ToolGlobs,
+    AuditSink, CLIENT_PATH, Engine, EngineError, Learning, Policy, Problem, Problems, SourceTools,
+    ToolGlobs,
 };
 
 use crate::approval::Waiting;
 use crate::awaiting_input::AwaitingInput;
 use crate::metrics::Metrics;
+use crate::recent_calls::RecentCalls;
 use crate::upstream::{Upstream, UpstreamEvent};
 pub use options::GatewayOptions;
 pub use reload::{ReloadError, Reloaded};
@@ -98,6 +100,8 @@ pub struct SourceStatus {
     pub name: String,
     /// Its group, or `direct`.
     pub group: String,
+    /// `catalog`, `stdio` or `http`.
+    pub transport: &'static str,
     /// Tools it currently yields.
     pub tools: usize,
     /// `ok`, or what went wrong ([`CONNECTING`] while it is still connecting).
@@ -137,6 +141,8 @@ pub struct Gateway {
     connect_once: bool,
     /// The client sessions: where upstream log messages and resource updates go.
     clients: clients::Clients,
+    /// The most recent tool calls, for the console.
+    recent_calls: Arc<RecentCalls>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -174,8 +180,12 @@ impl Gateway {
         }
         let all: Vec<SourceTools> = states.iter().flat_map(SourceState::sources).collect();
         let metrics = Arc::new(Metrics::default());
-        for s in states.iter().filter(|s| s.connecting) {
-            metrics.track_source(&s.config.name);
+        for s in &states {
+            if s.connecting {
+                metrics.track_source(&s.config.name);
+            } else {
+                metrics.source_calls().track(&s.config.name);
+            }
         }
         let mut builder = Engine::builder()
             .settings(config.settings)
@@ -207,13 +217,23 @@ impl Gateway {
         if let Some(rate) = config.access.rate {
             builder = builder.rate_limit(rate);
         }
-        if let Some(path) = &config.access.audit_file {
-            let sink = crate::audit::file_sink(path).map_err(|e| GatewayError::Audit {
-                file: path.display().to_string(),
-                message: e.to_string(),
-            })?;
-            builder = builder.audit(sink);
-        }
+        let recent_calls = Arc::new(RecentCalls::default());
+        let file = match &config.access.audit_file {
+            Some(path) => Some(
+                crate::audit::file_sink(path).map_err(|e| GatewayError::Audit {
+                    file: path.display().to_string(),
+                    message: e.to_string(),
+                })?,
+            ),
+            None => None,
+        };
+        let ring = recent_calls.clone();
+        builder = builder.audit(AuditSink::new(move |r| {
+            ring.record(r);
+            if let Some(file) = &file {
+                file.record(r);
+            }
+        }));
         if let Some(file) = &config.learning {
             let path = match file {
                 Some(p) => p.clone(),
@@ -250,6 +270,7 @@ impl Gateway {
             startup_wait: config.startup_wait.unwrap_or(DEFAULT_STARTUP_WAIT),
             clients: clients::Clients::default(),
             connect_once: options.connect_once,
+            recent_calls,
         });
         tokio::spawn(follow(Arc::downgrade(&gateway), events_rx));
         let supervised: Vec<_> = gateway
@@ -436,6 +457,11 @@ impl Gateway {
             .map(|(_, u)| u)
     }
 
+    /// The most recent tool calls (the console's Calls view).
+    pub fn recent_calls(&self) -> &RecentCalls {
+        &self.recent_calls
+    }
+
     /// Every source's status, in config order.
     pub fn statuses(&self) -> Vec<SourceStatus> {
         self.states
@@ -447,6 +473,11 @@ impl Gateway {
                     (Some((g, _)), false) => g.clone(),
                     (_, true) => "direct".into(),
                     (None, false) => "(catalog groups)".into(),
+                },
+                transport: match s.config.kind {
+                    SourceKind::Catalog { .. } => "catalog",
+                    SourceKind::Stdio { .. } => "stdio",
+                    SourceKind::Http { .. } => "http",
                 },
                 tools: s.tool_count(),
                 status: s.status.clone(),

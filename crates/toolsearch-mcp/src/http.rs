@@ -16,6 +16,7 @@
 //! ([`HttpOptions::connections`]). `/healthz` and `/readyz` are
 //! answered before any of this, without a token (see [`crate::health`]); `/metrics` after the
 //! authentication (see [`crate::scrape`]), as is `/v1/tool_search` (see [`crate::tool_search`]).
+//! The console under `/ui/` admits its own callers, admins only (see [`crate::console`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -32,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::accept::ConnectionLimits;
 use crate::accept::{HttpResponse, spawn_accept_loop};
-use crate::auth::{Authenticator, CallerIdentity};
+use crate::auth::{Authenticator, CallerIdentity, bearer_token};
 use crate::in_progress::InProgress;
 use crate::replica::ReplicaSessions;
 use crate::secrets::constant_time_eq;
@@ -143,17 +144,6 @@ fn bearer(token: Option<String>) -> Option<Arc<[u8]>> {
     token
         .filter(|t| !t.is_empty())
         .map(|t| Arc::from(t.into_bytes()))
-}
-
-/// The token of an `Authorization: Bearer <token>` header; the scheme matches in any case.
-fn bearer_token(header: &[u8]) -> Option<&[u8]> {
-    let space = header.iter().position(|b| *b == b' ')?;
-    let (scheme, rest) = header.split_at(space);
-    if !scheme.eq_ignore_ascii_case(b"bearer") {
-        return None;
-    }
-    let token = rest.trim_ascii();
-    (!token.is_empty()).then_some(token)
 }
 
 /// A running HTTP server.
@@ -410,6 +400,16 @@ pub async fn serve_http(
     ));
     let token: Token = Arc::new(parking_lot::RwLock::new(bearer(options.bearer_token)));
     let auth = options.auth.clone();
+    let console = crate::console::ConsoleGate {
+        local_addr,
+        auth: options.auth.clone(),
+        token: None,
+        allowed_origins: LOOPBACK_ORIGINS
+            .iter()
+            .map(|s| (*s).to_owned())
+            .chain(options.allowed_origins.clone())
+            .collect(),
+    };
     let server_token = token.clone();
     let handle = move |req: Request<Incoming>| {
         let service = service.clone();
@@ -419,9 +419,16 @@ pub async fn serve_http(
         let gateway = gateway.clone();
         let owners = owners.clone();
         let in_progress = in_progress.clone();
+        let mut console = console.clone();
         async move {
             if let Some(answer) = crate::health::probe(req.method(), req.uri().path(), &gateway) {
                 return Ok(answer);
+            }
+            // The console admits its own callers (admins only), and signs them in.
+            if crate::console::is_console(req.uri().path()) {
+                console.token = token.read().clone();
+                let (parts, _body) = req.into_parts();
+                return Ok(crate::console::answer(&parts, &gateway, &console).await);
             }
             let expected = token.read().clone();
             if let Some(expected) = expected {

@@ -13,11 +13,13 @@
 //   upstream                  — one upstream MCP server: connect (stdio, HTTP, legacy SSE), list, call
 //   auth                      — who is calling: client tokens and JWTs → the caller's identity
 //   audit, metrics, telemetry — the audit log file; Prometheus metrics; OTLP traces
+//   recent_calls              — the latest calls in a bounded ring, for the console
 //   gateway                   — every source behind one engine, supervised
 //   passthrough               — upstream resources and prompts under source-scoped names
 //   server                    — the MCP server a client talks to
 //   accept, health, scrape    — the accept loop; the probes and `/metrics` over HTTP
 //   tool_search               — `POST /v1/tool_search`: a search in a vendor's shape over HTTP
+//   console                   — the operator's read-only pages at `/ui/`
 //   replica                   — session ids naming their replica (behind a load balancer)
 //   json_answer               — an HTTP answer of one message sent as JSON, not as a stream
 //   json_errors               — a plain-text HTTP error to a request made a JSON-RPC error
@@ -30,6 +32,7 @@ mod audit;
 pub mod auth;
 mod awaiting_input;
 pub mod config;
+pub mod console;
 mod convert;
 pub mod decode;
 mod downstream;
@@ -45,6 +48,7 @@ pub mod metrics;
 pub mod metrics_listener;
 mod offered;
 mod passthrough;
+pub mod recent_calls;
 pub mod replica;
 pub mod scrape;
 mod secrets;

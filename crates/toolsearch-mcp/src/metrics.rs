@@ -9,16 +9,20 @@
 //! | `toolsearch_searches_total` | counter | `control`, `method`, `found` (`some` \| `none`) |
 //! | `toolsearch_upstream_up` | gauge | `source` |
 //! | `toolsearch_upstream_restarts_total` | counter | `source` |
+//! | `toolsearch_source_calls_total` | counter | `source`, `outcome` (`ok` \| `tool_error` \| `error`) |
+//! | `toolsearch_source_call_seconds` | histogram | `source` |
 //! | `toolsearch_sessions` | gauge | — |
 //!
 //! Label values are bounded: tool, group, control and source names exist in the config or the
 //! catalog (a call that names no existing tool counts under `tool=""`), outcomes are `ok`,
 //! `tool_error` or an error code; no query, argument value or caller name is ever a label.
 
+mod source_calls;
+
 use parking_lot::RwLock;
 use std::collections::HashMap;
-use std::sync::OnceLock;
 use std::sync::atomic::AtomicI64;
+use std::sync::{Arc, OnceLock};
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -27,6 +31,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use toolsearch::{CallEvent, Observer, Outcome, SearchEvent};
+
+pub use source_calls::{SourceCallSummary, SourceCalls};
 
 /// The `Content-Type` of the Prometheus text format the gateway answers by default.
 pub const PROMETHEUS_TEXT: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
@@ -91,6 +97,8 @@ pub struct Metrics {
     upstream_up: Family<SourceLabels, Gauge>,
     restarts: Family<SourceLabels, Counter>,
     sessions: Gauge,
+    /// Each source's calls, read by the console too.
+    source_calls: Arc<SourceCalls>,
 }
 
 impl Default for Metrics {
@@ -129,6 +137,8 @@ impl Default for Metrics {
             restarts.clone(),
         );
         registry.register("sessions", "MCP sessions open", sessions.clone());
+        let source_calls = Arc::new(SourceCalls::default());
+        registry.register_collector(Box::new(source_calls.clone()));
         Self {
             registry,
             calls,
@@ -138,6 +148,7 @@ impl Default for Metrics {
             upstream_up,
             restarts,
             sessions,
+            source_calls,
         }
     }
 }
@@ -163,6 +174,21 @@ impl Metrics {
         let _ = self.restarts.get_or_create(&SourceLabels {
             source: source.to_owned(),
         });
+        self.source_calls.track(source);
+    }
+
+    /// Times upstream `source` was reconnected (the counter `/metrics` shows).
+    pub fn restarts(&self, source: &str) -> u64 {
+        self.restarts
+            .get_or_create(&SourceLabels {
+                source: source.to_owned(),
+            })
+            .get()
+    }
+
+    /// Each source's calls (the series `/metrics` shows).
+    pub fn source_calls(&self) -> &SourceCalls {
+        &self.source_calls
     }
 
     /// The metrics as text, with the sources' readiness `(name, ready)` as of now; OpenMetrics
@@ -228,6 +254,10 @@ impl Metrics {
 
 impl Observer for Metrics {
     fn call(&self, event: &CallEvent<'_>) {
+        if let Some(source) = event.source {
+            self.source_calls
+                .record(source, &event.outcome, event.elapsed);
+        }
         let group = event.group.unwrap_or_default();
         {
             let series = self.series.read();

@@ -107,7 +107,16 @@ impl JwtVerifier {
         let sub = claims.get("sub").and_then(Value::as_str).unwrap_or("");
         let key = format!("jwt:{}#{sub}", self.config.issuer);
         context.insert(CALLER_PATH.to_owned(), key.clone());
-        Ok(CallerIdentity { key, context })
+        // Only a claim that is `true` itself (or the string "true") makes an admin.
+        let admin = self.config.admin_claim.as_ref().is_some_and(|c| {
+            matches!(claims.get(c), Some(Value::Bool(true)))
+                || claims.get(c).and_then(Value::as_str) == Some("true")
+        });
+        Ok(CallerIdentity {
+            key,
+            context,
+            admin,
+        })
     }
 
     /// The key `kid` names (or the only key, without a `kid`); an unknown `kid` fetches the

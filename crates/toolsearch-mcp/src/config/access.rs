@@ -18,6 +18,8 @@ pub struct ClientConfig {
     pub token: String,
     /// Its claims (`identity.<claim>`).
     pub claims: BTreeMap<String, String>,
+    /// It may open the console (`admin = true`).
+    pub admin: bool,
 }
 
 /// Where the JWT signing keys come from.
@@ -47,6 +49,8 @@ pub struct JwtConfig {
     pub leeway_s: u64,
     /// The authorization servers named in the protected-resource metadata.
     pub authorization_servers: Vec<String>,
+    /// The claim that, when `true`, lets a token's caller open the console.
+    pub admin_claim: Option<String>,
 }
 
 /// The algorithms `[auth.jwt] algorithms` may name: public-key signatures only (a shared

@@ -58,6 +58,7 @@ pub(super) fn access(
             name,
             token,
             claims,
+            admin: c.admin.unwrap_or(false),
         });
     }
     if let Some(jwt) = raw.auth.take().and_then(|a| a.jwt) {
@@ -180,6 +181,15 @@ fn jwt_config(j: RawJwt, base: &Path, problems: &mut Problems) -> Option<JwtConf
     let authorization_servers = j
         .authorization_servers
         .unwrap_or_else(|| vec![issuer.clone()]);
+    let admin_claim = j.admin_claim;
+    if let Some(c) = &admin_claim
+        && !is_segment(c)
+    {
+        problems.add(
+            "auth.jwt.admin_claim",
+            format!("{c:?} is not a claim name (letters, digits, _ and -)"),
+        );
+    }
     (problems.len() == before).then_some(JwtConfig {
         jwks,
         issuer,
@@ -187,6 +197,7 @@ fn jwt_config(j: RawJwt, base: &Path, problems: &mut Problems) -> Option<JwtConf
         algorithms,
         leeway_s,
         authorization_servers,
+        admin_claim,
     })
 }
 

@@ -34,6 +34,7 @@ pub(super) struct RawClient {
     pub(super) name: Option<String>,
     pub(super) token: Option<String>,
     pub(super) claims: Option<BTreeMap<String, String>>,
+    pub(super) admin: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -51,6 +52,7 @@ pub(super) struct RawJwt {
     pub(super) algorithms: Option<Vec<String>>,
     pub(super) leeway_s: Option<i64>,
     pub(super) authorization_servers: Option<Vec<String>>,
+    pub(super) admin_claim: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

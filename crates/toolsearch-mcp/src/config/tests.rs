@@ -317,6 +317,10 @@ fn the_identity_and_policy_sections_parse_and_validate() {
 name = "alice"
 token = "${env:ALICE_TOKEN}"
 claims = { tenant_id = "acme", team = "support" }
+[[client]]
+name = "ops"
+token = "${env:OPS_TOKEN}"
+admin = true
 [auth.jwt]
 jwks = "https://idp.example.com/.well-known/jwks.json"
 issuer = "https://idp.example.com/"
@@ -324,6 +328,7 @@ audience = "toolsearch"
 algorithms = ["RS256", "ES256"]
 leeway_s = 30
 authorization_servers = ["https://idp.example.com/"]
+admin_claim = "toolsearch_admin"
 [[policy]]
 match = { client = "alice" }
 allow = ["crm/*", "billing/get_*"]
@@ -343,7 +348,9 @@ file = "/var/log/toolsearch/audit.jsonl"
     let a = &c.access;
     assert_eq!(a.clients[0].name, "alice");
     assert_eq!(a.clients[0].claims["team"], "support");
+    assert_eq!((a.clients[0].admin, a.clients[1].admin), (false, true));
     let jwt = a.jwt.as_ref().expect("jwt");
+    assert_eq!(jwt.admin_claim.as_deref(), Some("toolsearch_admin"));
     assert_eq!(
         jwt.jwks,
         crate::config::JwksSource::Url("https://idp.example.com/.well-known/jwks.json".into())
@@ -385,6 +392,7 @@ issuer = ""
 audience = "x"
 algorithms = ["none", "HS256"]
 leeway_s = 9999
+admin_claim = "identity.admin"
 [[policy]]
 match = { claims = { "tenant" = "x" } }
 allow = ["[z-a]"]
@@ -406,6 +414,7 @@ file = ""
         "auth.jwt.algorithms: \"none\" is never accepted",
         "auth.jwt.algorithms: \"HS256\" is not one of",
         "auth.jwt.leeway_s: 9999 is outside 0..=600",
+        "auth.jwt.admin_claim: \"identity.admin\" is not a claim name",
         "policy[0].match.claims: \"tenant\" is not a context path",
         "policy[0].allow[0]: \"[z-a]\"",
         "approval.tools[0]: \"\": an empty glob",

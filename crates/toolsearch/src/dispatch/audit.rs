@@ -25,6 +25,20 @@ pub struct AuditRecord {
     pub ms: f64,
 }
 
+impl AuditRecord {
+    /// A record of a call of `tool` answered now, with no caller and no group.
+    pub fn new(tool: impl Into<String>, outcome: Outcome, ms: f64) -> Self {
+        Self {
+            ts: SystemTime::now(),
+            client: None,
+            group: None,
+            tool: tool.into(),
+            outcome,
+            ms,
+        }
+    }
+}
+
 /// Where audit records go.
 #[derive(Clone)]
 pub struct AuditSink(Arc<dyn Fn(&AuditRecord) + Send + Sync>);

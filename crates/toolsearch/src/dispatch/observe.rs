@@ -24,6 +24,9 @@ pub struct CallEvent<'a> {
     pub outcome: Outcome,
     /// How long it took.
     pub elapsed: Duration,
+    /// The source of the tool reached, when a tool of a source was reached (not a control, nor
+    /// a name that reaches nothing).
+    pub source: Option<&'a str>,
 }
 
 impl<'a> CallEvent<'a> {
@@ -34,7 +37,14 @@ impl<'a> CallEvent<'a> {
             tool,
             outcome,
             elapsed,
+            source: None,
         }
+    }
+
+    /// The same event, of a tool of `source`.
+    pub fn of_source(mut self, source: Option<&'a str>) -> Self {
+        self.source = source;
+        self
     }
 }
 

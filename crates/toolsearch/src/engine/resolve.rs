@@ -145,6 +145,8 @@ pub(super) enum Reached {
         tool: String,
         /// The tool (or control) exists: only then do its names label a metric.
         known: bool,
+        /// The source of a direct tool.
+        source: Option<Arc<str>>,
     },
 }
 
@@ -156,13 +158,23 @@ impl Reached {
             group: group.map(str::to_owned),
             tool: tool.to_owned(),
             known,
+            source: None,
         };
         match route {
             Ok(Route::Tool {
                 tool: ToolRef::Grouped(id),
                 ..
             }) => Self::Tool(snap.clone(), *id),
-            Ok(Route::Control(..) | Route::Tool { .. }) => named(None, name, true),
+            Ok(Route::Tool {
+                tool: ToolRef::Direct(n),
+                ..
+            }) => Self::Named {
+                group: None,
+                tool: name.to_owned(),
+                known: true,
+                source: snap.directory().direct().get(*n).map(|d| d.source.clone()),
+            },
+            Ok(Route::Control(..)) => named(None, name, true),
             Ok(Route::Unreached { group, tool, .. }) => named(group.as_deref(), tool, false),
             Err(_) => named(None, name, false),
         }
@@ -174,6 +186,15 @@ impl Reached {
             group: None,
             tool: name.to_owned(),
             known: true,
+            source: None,
+        }
+    }
+
+    /// The source of the tool reached, when a source's tool was reached.
+    pub(super) fn source(&self) -> Option<&str> {
+        match self {
+            Self::Tool(snap, id) => Some(&snap.directory().tool(*id).source),
+            Self::Named { source, .. } => source.as_deref(),
         }
     }
 
@@ -188,6 +209,7 @@ impl Reached {
                 group,
                 tool,
                 known: true,
+                ..
             } => (group.as_deref(), tool),
             Self::Named { .. } => (None, ""),
         }

@@ -127,7 +127,9 @@ impl Engine {
                 });
             }
             let (group, tool) = reached.labels();
-            observer.call(&CallEvent::new(group, tool, outcome.clone(), elapsed));
+            observer.call(
+                &CallEvent::new(group, tool, outcome.clone(), elapsed).of_source(reached.source()),
+            );
         }
         if let Some(sink) = &self.audit {
             let (group, tool) = reached.into_names();
