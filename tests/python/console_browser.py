@@ -134,7 +134,8 @@ def main(url, ops, agent, gateway_pid, hold, shots, docs=None) -> int:
             lambda d: "not an admin" in d.find_element(By.ID, "why").text,
         )
         check(not driver.find_elements(By.ID, "sources"), "a non-admin sees no source", "")
-        driver.execute_script("sessionStorage.clear()")
+        stored = driver.execute_script("return sessionStorage.getItem('toolsearch-console-token')")
+        check(stored is None, "a refused token forgotten", stored)
         driver.get(f"{base}/ui/")
         wait_for(driver, "the sign-in form again", lambda d: d.find_elements(By.ID, "login"))
         driver.find_element(By.ID, "token").send_keys(ops)

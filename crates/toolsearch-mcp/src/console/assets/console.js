@@ -21,7 +21,8 @@
       if (status) status.textContent = 'the gateway did not answer: ' + e.message;
       return;
     }
-    if (response.status === 401) sessionStorage.removeItem(KEY);
+    // A token refused (unknown, or not an admin's) is forgotten: the next page asks again.
+    if (response.status === 401 || response.status === 403) sessionStorage.removeItem(KEY);
     const doc = new DOMParser().parseFromString(await response.text(), 'text/html');
     document.title = doc.title;
     document.body.replaceWith(doc.body);
