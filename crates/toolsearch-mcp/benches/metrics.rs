@@ -1,7 +1,8 @@
 //! What the gateway's metrics cost: `call_tool` through an engine that reports every call and
-//! search to [`Metrics`] against the same engine without an observer (the peer), both in one
-//! run on one current-thread runtime, alternated; then rendering `/metrics` with a thousand
-//! tools' series.
+//! search to [`Metrics`] (each call counted for its tool and its source) against the same
+//! engine without an observer (the peer); then that engine also handing each call's audit
+//! record to the console's ring of recent calls, as the gateway's does — all in one run on one
+//! current-thread runtime, alternated; then rendering `/metrics` with a thousand tools' series.
 //!
 //! `cargo bench -p toolsearch-mcp --bench metrics` prints medians and the difference.
 
@@ -11,8 +12,9 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolsearch::{Engine, GroupSpec, Toolset};
+use toolsearch::{AuditSink, Engine, GroupSpec, Toolset};
 use toolsearch_mcp::Metrics;
+use toolsearch_mcp::recent_calls::RecentCalls;
 
 #[path = "../../toolsearch/benches/support/median.rs"]
 mod median;
@@ -27,7 +29,7 @@ struct Lookup {
     customer_id: u64,
 }
 
-fn engine(metrics: Option<Arc<Metrics>>, tools: usize) -> Engine {
+fn engine(metrics: Option<Arc<Metrics>>, tools: usize, ring: Option<Arc<RecentCalls>>) -> Engine {
     let mut set = Toolset::new();
     for i in 0..tools {
         set = set.tool(
@@ -40,6 +42,9 @@ fn engine(metrics: Option<Arc<Metrics>>, tools: usize) -> Engine {
     if let Some(m) = metrics {
         b = b.observer(m);
     }
+    if let Some(ring) = ring {
+        b = b.audit(AuditSink::new(move |r| ring.record(r)));
+    }
     b.build().expect("valid")
 }
 
@@ -50,20 +55,27 @@ fn main() {
         .expect("runtime");
     let envelope =
         json!({"group": "crm", "tool": "customer_name_0", "arguments": {"customer_id": 42}});
-    let plain = engine(None, 1);
-    let observed = engine(Some(Arc::new(Metrics::default())), 1);
+    let plain = engine(None, 1, None);
+    let observed = engine(Some(Arc::new(Metrics::default())), 1, None);
+    let ringed = engine(
+        Some(Arc::new(Metrics::default())),
+        1,
+        Some(Arc::new(RecentCalls::default())),
+    );
     let call = |e: &Engine| {
         black_box(rt.block_on(e.handle("call_tool", envelope.clone())));
     };
     // Alternate the two, so that drift of the machine touches both alike.
-    let (mut without, mut with) = (Vec::new(), Vec::new());
+    let (mut without, mut with, mut with_ring) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..5 {
         without.push(median(|| call(&plain), 40_000));
         with.push(median(|| call(&observed), 40_000));
+        with_ring.push(median(|| call(&ringed), 40_000));
     }
     without.sort();
     with.sort();
-    let (without, with) = (without[2], with[2]);
+    with_ring.sort();
+    let (without, with, with_ring) = (without[2], with[2], with_ring[2]);
     println!("| path | median |");
     println!("|---|---|");
     println!("| call_tool, engine without an observer (peer) | {without:.2?} |");
@@ -72,9 +84,16 @@ fn main() {
         "| the metrics' share of a call | {:.2?} |",
         with.saturating_sub(without)
     );
+    println!(
+        "| call_tool, engine reporting to Metrics and to the ring of recent calls | {with_ring:.2?} |"
+    );
+    println!(
+        "| the ring's share of a call | {:.2?} |",
+        with_ring.saturating_sub(with)
+    );
 
     let many = Arc::new(Metrics::default());
-    let e = engine(Some(many.clone()), 1000);
+    let e = engine(Some(many.clone()), 1000, None);
     for i in 0..1000 {
         let envelope = json!({"group": "crm", "tool": format!("customer_name_{i}"), "arguments": {"customer_id": i}});
         rt.block_on(e.handle("call_tool", envelope));
